@@ -1,0 +1,201 @@
+// Package bedrock implements model.Client on Amazon Bedrock's Converse API
+// (bedrockruntime.Converse, DESIGN.md §6).
+package bedrock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/archmax-ai/archmax/core/model"
+)
+
+// DefaultMaxAttempts is the attempts per call (first try included) when Config.MaxAttempts is 0.
+const DefaultMaxAttempts = 4
+
+// Config configures a Client.
+type Config struct {
+	// Region is the AWS region; required with static credentials, otherwise it may come
+	// from the default chain (AWS_REGION, shared config).
+	Region string
+	// Endpoint overrides the service URL (e.g. a local Converse fake); "" uses the
+	// region's Bedrock runtime endpoint.
+	Endpoint string
+	// AccessKeyID, SecretAccessKey and SessionToken are static credentials. With
+	// AccessKeyID set the default credential chain is never consulted, so nothing is
+	// probed (no IMDS, no shared files).
+	AccessKeyID, SecretAccessKey, SessionToken string
+	// MaxAttempts bounds the attempts per call, first try included (default 4).
+	MaxAttempts int
+	// MaxBackoff caps the jittered exponential delay between attempts (default 20s).
+	MaxBackoff time.Duration
+	// HTTPClient sends the requests; nil uses the SDK's default.
+	HTTPClient *http.Client
+}
+
+// retryableCodes are the Bedrock errors worth another attempt (research D.6); every other
+// error code (ValidationException, AccessDeniedException, ResourceNotFoundException, …)
+// fails at once.
+var retryableCodes = map[string]struct{}{
+	"ThrottlingException":         {},
+	"ModelNotReadyException":      {},
+	"ModelTimeoutException":       {},
+	"InternalServerException":     {},
+	"ServiceUnavailableException": {},
+}
+
+// retryableStatuses are the 5xx statuses retried whatever their error code.
+var retryableStatuses = map[int]struct{}{500: {}, 502: {}, 503: {}, 504: {}}
+
+// Client calls Bedrock Converse. It is safe for concurrent use.
+type Client struct {
+	api     *bedrockruntime.Client
+	retryer aws.Retryer
+}
+
+var _ model.Client = (*Client)(nil)
+
+// New builds a Client. With static credentials it assembles the aws.Config itself (no
+// shared-config or credential probing, no network); otherwise it loads the default chain
+// with config.LoadDefaultConfig, whose credential lookup is lazy. Endpoint, when set, is the
+// explicit BaseEndpoint. The SDK's standard retryer is configured with our policy and is the
+// only retry layer: MaxAttempts attempts, jittered exponential backoff capped at
+// MaxBackoff, retrying the codes in retryableCodes, 5xx statuses and connection errors,
+// with no client-side retry quota.
+func New(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.MaxBackoff == 0 {
+		cfg.MaxBackoff = retry.DefaultMaxBackoff
+	}
+	if cfg.MaxAttempts < 1 || cfg.MaxBackoff < 0 {
+		return nil, fmt.Errorf("bedrock: MaxAttempts %d and MaxBackoff %s must be positive", cfg.MaxAttempts, cfg.MaxBackoff)
+	}
+	var awsCfg aws.Config
+	if cfg.AccessKeyID != "" {
+		awsCfg = aws.Config{
+			Region:      cfg.Region,
+			Credentials: credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken),
+		}
+		if cfg.HTTPClient != nil {
+			awsCfg.HTTPClient = cfg.HTTPClient
+		}
+	} else {
+		var opts []func(*config.LoadOptions) error
+		if cfg.Region != "" {
+			opts = append(opts, config.WithRegion(cfg.Region))
+		}
+		if cfg.HTTPClient != nil {
+			opts = append(opts, config.WithHTTPClient(cfg.HTTPClient))
+		}
+		var err error
+		if awsCfg, err = config.LoadDefaultConfig(ctx, opts...); err != nil {
+			return nil, fmt.Errorf("bedrock: load AWS config: %w", err)
+		}
+	}
+	if awsCfg.Region == "" {
+		return nil, errors.New("bedrock: no region: set Config.Region or AWS_REGION")
+	}
+	if cfg.Endpoint != "" {
+		awsCfg.BaseEndpoint = aws.String(cfg.Endpoint)
+	}
+	retryer := retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = cfg.MaxAttempts
+		o.MaxBackoff = cfg.MaxBackoff
+		o.RateLimiter = ratelimit.None
+		o.Retryables = []retry.IsErrorRetryable{
+			retry.NoRetryCanceledError{},
+			retry.RetryableConnectionError{},
+			retry.RetryableHTTPStatusCode{Codes: retryableStatuses},
+			retry.RetryableErrorCode{Codes: retryableCodes},
+		}
+		o.Throttles = []retry.IsErrorThrottle{
+			retry.ThrottleErrorCode{Codes: map[string]struct{}{"ThrottlingException": {}}},
+		}
+	})
+	awsCfg.Retryer = func() aws.Retryer { return retryer }
+	return &Client{api: bedrockruntime.NewFromConfig(awsCfg), retryer: retryer}, nil
+}
+
+// Converse sends req to Bedrock Converse and maps the answer (DESIGN.md §6).
+//
+// req.Metadata keys and values are sanitised (model.SanitizeMetadataValue) before anything
+// else; the request is then checked with model.ValidateRequest and a refusal is returned as
+// the *model.InvalidRequestError without calling the service. Failures after the retry
+// policy are *model.CallError with the Bedrock error code, HTTP status, message, whether the
+// error was retryable, and the attempts made.
+//
+// Response.Usage.InputTokens is the inclusive total (spec 02 §11.1): Bedrock's inputTokens
+// excludes prompt-cache reads and writes, so both are added back. A "max_tokens" stop whose
+// last block is a half-written toolUse is returned as is; the engine drops that call and
+// never executes or checkpoints it. Content blocks other than text and toolUse (e.g.
+// reasoning) are not mapped.
+func (c *Client) Converse(ctx context.Context, req *model.Request) (*model.Response, error) {
+	r := *req
+	if len(req.Metadata) > 0 {
+		r.Metadata = make(map[string]string, len(req.Metadata))
+		for k, v := range req.Metadata {
+			r.Metadata[model.SanitizeMetadataValue(k)] = model.SanitizeMetadataValue(v)
+		}
+	}
+	if err := model.ValidateRequest(&r); err != nil {
+		return nil, err
+	}
+	in, err := toInput(&r)
+	if err != nil {
+		return nil, err
+	}
+	var attempts atomic.Int32
+	out, err := c.api.Converse(ctx, in, func(o *bedrockruntime.Options) {
+		o.APIOptions = append(o.APIOptions, countAttempts(&attempts))
+	})
+	if err != nil {
+		return nil, c.callError(err, int(attempts.Load()))
+	}
+	resp, err := fromOutput(out)
+	if err != nil {
+		return nil, err
+	}
+	resp.ModelID = r.ModelID
+	return resp, nil
+}
+
+// countAttempts adds a finalize-step middleware, inside the retry loop, that counts the
+// attempts of one call.
+func countAttempts(n *atomic.Int32) func(*middleware.Stack) error {
+	return func(stack *middleware.Stack) error {
+		return stack.Finalize.Insert(middleware.FinalizeMiddlewareFunc("archmaxCountAttempts",
+			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+				n.Add(1)
+				return next.HandleFinalize(ctx, in)
+			}), "Retry", middleware.After)
+	}
+}
+
+func (c *Client) callError(err error, attempts int) *model.CallError {
+	ce := &model.CallError{Code: "RequestError", Message: err.Error(), Attempts: attempts, Err: err}
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		ce.Code, ce.Message = apiErr.ErrorCode(), apiErr.ErrorMessage()
+	}
+	var respErr *smithyhttp.ResponseError
+	if errors.As(err, &respErr) {
+		ce.Status = respErr.HTTPStatusCode()
+	}
+	ce.Retryable = c.retryer.IsErrorRetryable(err)
+	return ce
+}

@@ -1,0 +1,250 @@
+package scripted
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const sample = `
+strictToolTurns: true
+agent:
+  - when: {state: intake, turn: 1, lastUserText: "/badge/i"}
+    expect:
+      toolsOffered: [read_file]
+      toolsNotOffered: [write_file]
+      systemIncludes: "2026-03-20"
+    text: "Let me check."
+    toolCalls:
+      - name: read_file
+        input: {file_path: grants.json, n: 1.50}
+      - name: read_file
+        id: tu-fixed
+    usage: {inputTokens: 1200, outputTokens: 40, cacheReadInputTokens: 7, cacheWriteInputTokens: 3}
+  - when: {turn: 2}
+    text: "Approved."
+  - text: "Anything else."
+    stopReason: max_tokens
+judge:
+  - text: '{"pass": true}'
+errors:
+  - {role: agent, call: 1, error: ThrottlingException, times: 2}
+`
+
+func mustParse(t *testing.T, src string) *Script {
+	t.Helper()
+	s, err := Parse("model.yaml", []byte(src))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return s
+}
+
+func TestNextSelectsByWhenAndGeneratesIDs(t *testing.T) {
+	s := mustParse(t, sample)
+	if !s.StrictToolTurns {
+		t.Error("StrictToolTurns not read")
+	}
+	first := Call{Role: "agent", State: "intake", Turn: 1, LastUserText: "My BADGE broke", System: "today is 2026-03-20", ToolsOffered: []string{"read_file"}}
+
+	// A turn-2 call skips the turn-1 entry.
+	e, err := s.Next(Call{Role: "agent", State: "intake", Turn: 2})
+	if err != nil || e.Text != "Approved." || e.StopReason != "end_turn" {
+		t.Fatalf("turn 2: got %+v, %v", e, err)
+	}
+	e, err = s.Next(first)
+	if err != nil {
+		t.Fatalf("turn 1: %v", err)
+	}
+	if e.StopReason != "tool_use" || len(e.ToolCalls) != 2 {
+		t.Fatalf("turn 1: got %+v", e)
+	}
+	if got := e.ToolCalls[0]; got.ID != "tu_agent_1_0" || got.Name != "read_file" || string(got.Input) != `{"file_path":"grants.json","n":1.5}` {
+		t.Errorf("first call = %+v (input %s)", got, got.Input)
+	}
+	if got := e.ToolCalls[1]; got.ID != "tu-fixed" || string(got.Input) != "{}" {
+		t.Errorf("second call = %+v (input %s)", got, got.Input)
+	}
+	if e.Usage != (Usage{1200, 40, 7, 3}) {
+		t.Errorf("usage = %+v", e.Usage)
+	}
+	if e, _ = s.Next(first); e == nil || e.StopReason != "max_tokens" {
+		t.Errorf("third entry = %+v", e)
+	}
+	_, err = s.Next(Call{Role: "agent", State: "review", Turn: 4})
+	if err == nil || !strings.Contains(err.Error(), `agent call 3 (state "review", turn 4`) {
+		t.Errorf("exhausted script: err = %v, want role, call index, state and turn", err)
+	}
+	if got := s.Unused(); len(got) != 1 || got[0] != "model.yaml:21: judge entry" {
+		t.Errorf("Unused = %q", got)
+	}
+}
+
+func TestNextWhenSelectsAcrossProcesses(t *testing.T) {
+	src := "agent:\n  - when: {turn: 1}\n    text: one\n  - when: {turn: 2}\n    text: two\n"
+	// A second process (fresh Script) resuming the session at turn 2.
+	e, err := mustParse(t, src).Next(Call{Role: "agent", Turn: 2})
+	if err != nil || e.Text != "two" {
+		t.Fatalf("fresh script turn 2 = %+v, %v", e, err)
+	}
+}
+
+func TestNextExpectMisses(t *testing.T) {
+	tests := []struct {
+		name string
+		call Call
+		want string
+	}{
+		{"tool not offered", Call{Role: "agent", System: "2026-03-20"}, `expect.toolsOffered: tool "read_file" is not offered`},
+		{"tool offered", Call{Role: "agent", System: "2026-03-20", ToolsOffered: []string{"read_file", "write_file"}}, `expect.toolsNotOffered: tool "write_file" is offered`},
+		{"system", Call{Role: "agent", System: "x", ToolsOffered: []string{"read_file"}}, "expect.systemIncludes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mustParse(t, "agent:\n  - expect: {toolsOffered: [read_file], toolsNotOffered: [write_file], systemIncludes: '/2026-\\d\\d-20/'}\n    text: ok\n")
+			_, err := s.Next(tt.call)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "model.yaml:2") {
+				t.Errorf("err = %v, want %q at model.yaml:2", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestMatcherRegexFlags(t *testing.T) {
+	tests := []struct {
+		pattern, text string
+		want          bool
+	}{
+		{"badge", "my badge", true},
+		{"badge", "my BADGE", false},
+		{"/badge/i", "my BADGE", true},
+		{"/^b.c$/", "a\nb\nc", false},
+		{"/^b$/m", "a\nb\nc", true},
+		{"/a.b/s", "a\nb", true},
+		{"/a.b/", "a\nb", false},
+		{"/(?<y>\\d{4})-03/gu", "2026-03-20", true},
+		{"/path/to", "see /path/to/file", true}, // "to" is not a flag set: refused
+	}
+	for _, tt := range tests {
+		s, err := Parse("m.yaml", []byte("agent:\n  - when: {lastUserText: '"+tt.pattern+"'}\n    text: ok\n"))
+		if tt.pattern == "/path/to" {
+			if err == nil {
+				t.Errorf("%q: want a flag error", tt.pattern)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", tt.pattern, err)
+		}
+		_, err = s.Next(Call{Role: "agent", LastUserText: tt.text})
+		if got := err == nil; got != tt.want {
+			t.Errorf("%q against %q: matched %v, want %v", tt.pattern, tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestFaultCountsAttemptsPerCall(t *testing.T) {
+	s := mustParse(t, sample)
+	if _, ok := s.Fault("agent", 0); ok {
+		t.Error("call 0 faulted")
+	}
+	for i := range 2 {
+		if name, ok := s.Fault("agent", 1); !ok || name != "ThrottlingException" {
+			t.Errorf("attempt %d = %q, %v", i, name, ok)
+		}
+	}
+	if _, ok := s.Fault("agent", 1); ok {
+		t.Error("third attempt faulted, times is 2")
+	}
+	if _, ok := s.Fault("judge", 1); ok {
+		t.Error("judge faulted")
+	}
+	if s.CallIndex("agent") != 0 {
+		t.Error("faults advanced the call index")
+	}
+	if _, err := s.Next(Call{Role: "agent", Turn: 2}); err != nil || s.CallIndex("agent") != 1 {
+		t.Errorf("Next: %v, CallIndex = %d", err, s.CallIndex("agent"))
+	}
+}
+
+func TestNextConcurrentConsumesEachEntryOnce(t *testing.T) {
+	s := mustParse(t, "agent:\n"+strings.Repeat("  - text: x\n", 50))
+	var wg sync.WaitGroup
+	errs := make(chan error, 60)
+	for range 60 {
+		wg.Go(func() {
+			if _, err := s.Next(Call{Role: "agent"}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	if n := len(errs); n != 10 {
+		t.Errorf("%d calls failed, want 10", n)
+	}
+	if u := s.Unused(); len(u) != 0 {
+		t.Errorf("Unused = %v", u)
+	}
+}
+
+func TestParseErrorsCarryFileLine(t *testing.T) {
+	tests := []struct {
+		name, src string
+		line      int
+		contains  string
+	}{
+		{"syntax", "agent:\n  - text: [\n", 2, "did not find expected node content"},
+		{"unknown top key", "agent: []\nmodel: []\n", 2, `unknown top-level key "model"`},
+		{"no content", "agent:\n  - stopReason: end_turn\n", 2, "no content"},
+		{"blank text", "agent:\n  - text: '  '\n", 2, "blank"},
+		{"bad tool name", "agent:\n  - toolCalls:\n      - name: read file\n", 3, "must match"},
+		{"bad tool id", "agent:\n  - toolCalls:\n      - {name: a, id: 'x.y'}\n", 3, "must match"},
+		{"duplicate tool id", "agent:\n  - toolCalls:\n      - {name: a, id: x}\n      - {name: b, id: x}\n", 4, "duplicate tool call id"},
+		{"input not object", "agent:\n  - toolCalls:\n      - name: a\n        input: [1]\n", 4, "JSON object"},
+		{"tool without name", "agent:\n  - toolCalls:\n      - input: {}\n", 3, "no name"},
+		{"bad stop reason", "agent:\n  - text: x\n    stopReason: done\n", 3, "stopReason"},
+		{"unknown entry key", "agent:\n  - text: x\n    txet: y\n", 3, `unknown entry key "txet"`},
+		{"unknown when key", "agent:\n  - when: {role: x}\n    text: x\n", 2, `unknown when key "role"`},
+		{"unknown expect key", "agent:\n  - expect:\n      tools: []\n    text: x\n", 3, `unknown expect key "tools"`},
+		{"turn zero", "agent:\n  - when: {turn: 0}\n    text: x\n", 2, "1-based"},
+		{"turn not int", "agent:\n  - when: {turn: two}\n    text: x\n", 2, ""},
+		{"bad regex", "agent:\n  - when: {lastUserText: '/(/'}\n    text: x\n", 2, "bad regex"},
+		{"negative usage", "agent:\n  - text: x\n    usage: {outputTokens: -1}\n", 3, "negative"},
+		{"unknown usage key", "agent:\n  - text: x\n    usage: {totalTokens: 1}\n", 3, "unknown usage key"},
+		{"unknown error", "errors:\n  - {role: agent, call: 0, error: Oops}\n", 2, "not a Bedrock runtime error"},
+		{"unknown error role", "errors:\n  - {role: boss, call: 0, error: ThrottlingException}\n", 2, "role"},
+		{"error without call", "errors:\n  - {role: agent, error: ThrottlingException}\n", 2, "needs role, call and error"},
+		{"zero times", "errors:\n  - {role: agent, call: 0, error: ThrottlingException, times: 0}\n", 2, "times"},
+		{"duplicate fault", "errors:\n  - {role: agent, call: 0, error: ThrottlingException}\n  - {role: agent, call: 0, error: ValidationException}\n", 3, "second errors entry"},
+		{"duplicate key", "agent: []\nagent: []\n", 2, "duplicate key"},
+		{"role not a list", "agent: {text: x}\n", 1, "expected a list"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("wf/tests/a.model.yaml", []byte(tt.src))
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Parse = %v, want *ParseError", err)
+			}
+			if pe.File != "wf/tests/a.model.yaml" || pe.Line != tt.line || !strings.Contains(pe.Msg, tt.contains) {
+				t.Errorf("got %v; want line %d containing %q", err, tt.line, tt.contains)
+			}
+			if !strings.HasPrefix(err.Error(), "wf/tests/a.model.yaml:") {
+				t.Errorf("Error() = %q, want a file:line prefix", err)
+			}
+		})
+	}
+}
+
+func TestHTTPStatus(t *testing.T) {
+	for name, want := range map[string]int{"ThrottlingException": 429, "ModelNotReadyException": 429, "ValidationException": 400, "ServiceUnavailableException": 503, "ModelTimeoutException": 408} {
+		if got, ok := HTTPStatus(name); !ok || got != want {
+			t.Errorf("HTTPStatus(%s) = %d, %v; want %d", name, got, ok, want)
+		}
+	}
+	if _, ok := HTTPStatus("Nope"); ok {
+		t.Error("HTTPStatus(Nope) ok")
+	}
+}

@@ -1,0 +1,734 @@
+// Package sandbox runs code-state scripts in goja (spec 03 §1, §5.1–§5.2, §8; DESIGN §8;
+// research/goja.md). A run prepares the source (module syntax rewritten, foreign imports
+// refused, cached by content), evaluates it in a fresh goja.Runtime with the sandbox globals,
+// calls the registered state function with the input object, and drives every promise to
+// completion on its own goroutine while host calls run on theirs. It reports how the run
+// ended; deciding the state's outcome (advanced, raised, completed, failed) is the session
+// engine's job.
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+)
+
+// Tool is one entry of a state's tool surface (spec 03 BR-01), in surface order. Control marks
+// the controls of §1.6 (archmax_advance, archmax_raise, archmax_get_variables,
+// archmax_set_variables, archmax_get_history), serviced synchronously (CS-39).
+type Tool struct {
+	Name    string
+	Control bool
+}
+
+// Host services a script's host calls (spec 03 §5.2). args is the JSON text of the call's one
+// argument object ("{}" when the script passed none, BR-10); callID is the call's "ptc:<n>" id
+// (BR-30). A returned error rejects the script's promise with an Error whose message is the
+// error's text (governance refusals, BR-13 classes 1 and 3); a string result resolves it
+// (operational failures are results beginning "Error: ", class 2).
+type Host interface {
+	// Call runs a non-control tool. It is called on its own goroutine, so Promise.all runs calls
+	// concurrently (BR-11). ctx ends when the run ends; its context.Cause says why: the text
+	// "Tool '<name>' failed: the turn was aborted" when the caller's context was cancelled
+	// (CS-62), a *TimeoutError or *QuotaError when the run failed so, and otherwise a note that
+	// the script finished first (SB-05). A result arriving after the run ended is dropped.
+	Call(ctx context.Context, tool, callID string, args json.RawMessage) (string, error)
+	// Control services a control tool synchronously on the VM goroutine during the script's
+	// call (CS-39): a decision it records counts even when the script never awaits the promise.
+	Control(tool, callID string, args json.RawMessage) (string, error)
+}
+
+// Quotas bound one run (spec 03 CS-61, OQ-3, OQ-5, OQ-6). Zero values take the defaults.
+type Quotas struct {
+	TimeoutMs        int   // wall clock of the whole run (program + state function + awaited host calls); 0 => 15000
+	MaxPtcCalls      *int  // nil => unbounded; host calls incl. controls; the call over it rejects with "script exceeded maxPtcCalls (<n>)"
+	MaxResultChars   int   // 0 => 100000; a host result over it (UTF-16 units) rejects with "tool result of <n> characters exceeds maxResultChars (<m>)"
+	MemoryLimitBytes int64 // 0 => 64 MiB; best-effort: bytes entering the VM (variables JSON, results) are counted, plus a process-wide heap watchdog at 2x
+	MaxArgBytes      int   // 0 => 1 MiB: cap on one call's argument JSON (a TypeError in JS when exceeded)
+}
+
+// CodeStateRun is one code-state run (spec 03 §1.3).
+type CodeStateRun struct {
+	File       string         // workflow-relative path for positions, e.g. "scripts/screen.js"
+	Source     []byte         // the script as read (never rewritten on disk, CS-07)
+	State      string         // the code state's slug (CS-30 input.state)
+	Trigger    string         // "" => the field is absent on the input object
+	Variables  map[string]any // JSON values; the script gets a deep copy (CS-31)
+	Tools      []Tool         // the surface, in surface order (BR-01)
+	Quotas     Quotas
+	NextCallID func() string     // mints "ptc:<n>" ids, one per host call (BR-30); nil => a per-run counter
+	OnLog      func(line string) // one call per console output line (CS-50); nil discards
+}
+
+const (
+	defaultTimeoutMs      = 15000
+	defaultMaxResultChars = 100000
+	defaultMemoryLimit    = 64 << 20
+	defaultMaxArgBytes    = 1 << 20
+	// maxCallStackSize turns runaway recursion into a QuotaError (OQ-2; goja.md §4-§5: deep
+	// recursion is super-linear in goja, so the bound stays well under 10000).
+	maxCallStackSize = 4096
+	maxLogBytes      = 64 << 10 // console output per run (goja.md §5)
+	logCutLine       = "[console output truncated: more than 65536 bytes]"
+	deadlockMessage  = "the script awaits a promise that can never settle: no tool call is pending"
+)
+
+// errRunEnded is the cause of a host call's context when the run ended before the call did.
+var errRunEnded = errors.New("the script finished before the tool call completed")
+
+// RunCodeState prepares and runs one code-state script (spec 03 §1.3 steps 5-11): the three
+// authoring forms of CS-24, the globals of CS-30…CS-34, the tools bridge of BR-01…BR-13, the
+// quotas of CS-61 and the cancellation of CS-62. It returns nil when the run finished cleanly;
+// which control, if any, was accepted is for the Host to know. Otherwise the error is one of
+// *ImportError, *SyntaxError, *ScriptError, *TimeoutError, *QuotaError, *AbortError or
+// *DefinitionError. Host calls still pending on return are cancelled and their results
+// dropped (SB-05); RunCodeState does not wait for them.
+func RunCodeState(ctx context.Context, run *CodeStateRun, host Host) error {
+	file := run.File
+	if file == "" {
+		file = "script.js"
+	}
+	prep := prepareCached(file, run.Source)
+	if prep.err != nil {
+		return prep.err
+	}
+	r := &runner{run: run, host: host, prep: prep, file: file, limits: resolveQuotas(run.Quotas)}
+	return r.execute(ctx)
+}
+
+type limits struct {
+	timeoutMs      int
+	maxPtcCalls    *int
+	maxResultChars int
+	memoryLimit    int64
+	maxArgBytes    int
+}
+
+func resolveQuotas(q Quotas) limits {
+	l := limits{timeoutMs: q.TimeoutMs, maxPtcCalls: q.MaxPtcCalls, maxResultChars: q.MaxResultChars,
+		memoryLimit: q.MemoryLimitBytes, maxArgBytes: q.MaxArgBytes}
+	if l.timeoutMs <= 0 {
+		l.timeoutMs = defaultTimeoutMs
+	}
+	if l.maxResultChars <= 0 {
+		l.maxResultChars = defaultMaxResultChars
+	}
+	if l.memoryLimit <= 0 {
+		l.memoryLimit = defaultMemoryLimit
+	}
+	if l.maxArgBytes <= 0 {
+		l.maxArgBytes = defaultMaxArgBytes
+	}
+	return l
+}
+
+// runner is one run. Apart from parent, ctx and cancel (read-only after execute starts) and
+// loop's queue, its fields belong to the VM goroutine.
+type runner struct {
+	run    *CodeStateRun
+	host   Host
+	prep   *prepared
+	file   string
+	limits limits
+
+	parent context.Context
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	vm    *goja.Runtime
+	loop  eventLoop
+	cs    *goja.Object // the wrapper's argument {h, d}
+	input *goja.Object // the state function's argument (CS-30)
+
+	errorCtor   *goja.Object
+	promiseCtor *goja.Object
+	resolveFn   goja.Callable // Promise.resolve
+	stringify   goja.Callable // JSON.stringify
+	toString    goja.Callable // String
+
+	calls      int
+	callSeq    int
+	inbound    int64
+	logged     int
+	logCut     bool
+	registered goja.Value // the function given to defineCodeState
+	conflict   bool       // defineCodeState got two different functions (CS-25)
+	callSites  map[*goja.Object]callSite
+}
+
+// callSite is the script position (goja code coordinates) of an asynchronous host call, so a
+// rejection created later, outside any JS frame, still points at the call.
+type callSite struct{ line, col int }
+
+func (r *runner) execute(parent context.Context) error {
+	if parent.Err() != nil {
+		return &AbortError{Cause: context.Cause(parent)}
+	}
+	base, cancel := context.WithCancelCause(parent)
+	ctx, cancelTimeout := context.WithTimeoutCause(base, time.Duration(r.limits.timeoutMs)*time.Millisecond,
+		&TimeoutError{TimeoutMs: r.limits.timeoutMs})
+	r.parent, r.ctx, r.cancel = parent, ctx, cancel
+	r.vm = goja.New()
+	r.vm.SetMaxCallStackSize(maxCallStackSize)
+	r.loop.wake = make(chan struct{}, 1)
+	vm := r.vm
+	stopInterrupt := context.AfterFunc(ctx, func() { vm.Interrupt(errInterrupted) }) // SB-04
+	unwatch := heapWatch.register(r.limits.memoryLimit, func() { cancel(r.memoryError()) })
+	defer func() {
+		unwatch()
+		stopInterrupt()
+		cancel(errRunEnded) // before cancelTimeout, so pending calls see errRunEnded (SB-05)
+		cancelTimeout()
+	}()
+	err := r.evaluate()
+	if ctx.Err() != nil {
+		return r.contextError()
+	}
+	return err
+}
+
+var errInterrupted = errors.New("sandbox: run stopped")
+
+// contextError names why the run's context ended: the timeout, a quota, or the caller.
+func (r *runner) contextError() error {
+	cause := context.Cause(r.ctx)
+	var te *TimeoutError
+	var qe *QuotaError
+	if errors.As(cause, &te) || errors.As(cause, &qe) {
+		return cause
+	}
+	return &AbortError{Cause: context.Cause(r.parent)}
+}
+
+// evaluate runs CS-24's forms: the program to completion, then the registered state function.
+func (r *runner) evaluate() error {
+	vm := r.vm
+	if _, err := vm.RunProgram(prelude()); err != nil {
+		return r.jsError(err)
+	}
+	if err := r.install(); err != nil {
+		return err
+	}
+	wrapper, err := vm.RunProgram(r.prep.program)
+	if err != nil {
+		return r.jsError(err)
+	}
+	call, _ := goja.AssertFunction(wrapper)
+	this := goja.Undefined() // modules are strict and run with this = undefined
+	if !r.prep.module {
+		this = vm.GlobalObject()
+	}
+	done, err := call(this, r.cs)
+	if err != nil {
+		return r.jsError(err)
+	}
+	if err := r.await(done); err != nil {
+		return err
+	}
+	fn, err := r.stateFunction()
+	if fn == nil || err != nil {
+		return err
+	}
+	ret, err := fn(goja.Undefined(), r.input)
+	if err != nil {
+		return r.jsError(err)
+	}
+	if done, err = r.resolveFn(r.promiseCtor, ret); err != nil {
+		return r.jsError(err)
+	}
+	return r.await(done) // CS-41: the value is awaited, never consulted
+}
+
+// stateFunction returns the function registered by `export default` or defineCodeState
+// (CS-22, CS-25), nil for a plain script.
+func (r *runner) stateFunction() (goja.Callable, error) {
+	fnValue := r.registered
+	if r.prep.hasDefault {
+		def := r.cs.Get("d")
+		if _, ok := goja.AssertFunction(def); !ok {
+			return nil, &DefinitionError{Message: "the default export is not a function"}
+		}
+		if r.registered != nil && !def.StrictEquals(r.registered) {
+			r.conflict = true
+		}
+		fnValue = def
+	}
+	if r.conflict {
+		return nil, &DefinitionError{Message: "two different state functions were registered"}
+	}
+	if fnValue == nil {
+		return nil, nil
+	}
+	fn, _ := goja.AssertFunction(fnValue)
+	return fn, nil
+}
+
+// install sets the globals of CS-30…CS-34 and the wrapper's argument.
+func (r *runner) install() error {
+	vm := r.vm
+	g := vm.GlobalObject()
+	fn := func(o *goja.Object, name string) goja.Callable {
+		f, _ := goja.AssertFunction(o.Get(name))
+		return f
+	}
+	r.errorCtor = g.Get("Error").ToObject(vm)
+	r.promiseCtor = g.Get("Promise").ToObject(vm)
+	r.resolveFn = fn(r.promiseCtor, "resolve")
+	jsonObj := g.Get("JSON").ToObject(vm)
+	r.stringify = fn(jsonObj, "stringify")
+	r.toString = fn(g, "String")
+	freeze := fn(g.Get("Object").ToObject(vm), "freeze")
+
+	data := []byte("{}")
+	if r.run.Variables != nil {
+		var err error
+		if data, err = json.Marshal(r.run.Variables); err != nil {
+			return fmt.Errorf("sandbox: variables are not JSON values: %w", err)
+		}
+	}
+	if err := r.account(len(data)); err != nil {
+		return err
+	}
+	variables, err := fn(jsonObj, "parse")(goja.Undefined(), vm.ToValue(string(data))) // CS-31: a deep copy
+	if err != nil {
+		return r.jsError(err)
+	}
+	tools, err := r.buildTools(freeze)
+	if err != nil {
+		return err
+	}
+	args, input := vm.NewObject(), vm.NewObject() // CS-30, CS-32: the same fields, tools only on input
+	for _, o := range []*goja.Object{args, input} {
+		_ = o.Set("state", r.run.State)
+		if r.run.Trigger != "" {
+			_ = o.Set("trigger", r.run.Trigger)
+		}
+		_ = o.Set("variables", variables)
+	}
+	_ = input.Set("tools", tools)
+	r.input = input
+
+	define := vm.ToValue(r.defineCodeState)
+	console := vm.NewObject()
+	log := vm.ToValue(r.consoleLog)
+	for _, name := range []string{"log", "info", "warn", "error"} {
+		_ = console.Set(name, log)
+	}
+	harness := vm.NewObject() // what a namespace or default harness import binds (CS-20)
+	_ = harness.Set("defineCodeState", define)
+	_ = harness.Set("SANDBOX_CONTRACT", g.Get("SANDBOX_CONTRACT"))
+	if _, err := freeze(goja.Undefined(), harness); err != nil {
+		return r.jsError(err)
+	}
+	r.cs = vm.NewObject()
+	_ = r.cs.Set("h", harness)
+	for name, v := range map[string]any{"defineCodeState": define, "console": console, "args": args, "tools": tools} {
+		_ = g.Set(name, v)
+	}
+	return nil
+}
+
+// buildTools builds the frozen tools object of BR-01…BR-05: each tool under its camelCase key
+// (enumerable) and its original name (non-enumerable when different); the first tool in
+// surface order wins a key.
+func (r *runner) buildTools(freeze goja.Callable) (*goja.Object, error) {
+	vm := r.vm
+	tools := vm.NewObject()
+	taken := make(map[string]bool, 2*len(r.run.Tools))
+	for _, t := range r.run.Tools {
+		fn := vm.ToValue(func(call goja.FunctionCall) goja.Value { return r.hostCall(t, call.Argument(0)) })
+		key := camelCase(t.Name)
+		for _, k := range []string{key, t.Name} {
+			if taken[k] {
+				continue
+			}
+			taken[k] = true
+			flag := goja.FLAG_FALSE
+			if k == key {
+				flag = goja.FLAG_TRUE
+			}
+			if err := tools.DefineDataProperty(k, fn, goja.FLAG_FALSE, goja.FLAG_FALSE, flag); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if _, err := freeze(goja.Undefined(), tools); err != nil {
+		return nil, r.jsError(err)
+	}
+	return tools, nil
+}
+
+// camelCase is BR-03's key: split on '_' and '-', keep the first segment, capitalise the first
+// letter of every later non-empty segment.
+func camelCase(name string) string {
+	parts := strings.FieldsFunc(name, func(c rune) bool { return c == '_' || c == '-' })
+	if len(parts) == 0 {
+		return name
+	}
+	var b strings.Builder
+	if c := name[0]; c == '_' || c == '-' {
+		parts = append([]string{""}, parts...)
+	}
+	b.WriteString(parts[0])
+	for _, p := range parts[1:] {
+		first, size := utf8.DecodeRuneInString(p)
+		b.WriteRune(unicode.ToUpper(first))
+		b.WriteString(p[size:])
+	}
+	return b.String()
+}
+
+// defineCodeState registers its argument as the state function and returns it (CS-25).
+func (r *runner) defineCodeState(call goja.FunctionCall) goja.Value {
+	fn := call.Argument(0)
+	if _, ok := goja.AssertFunction(fn); !ok {
+		panic(r.vm.NewTypeError("defineCodeState expects a function"))
+	}
+	if r.registered == nil {
+		r.registered = fn
+	} else if !r.registered.StrictEquals(fn) {
+		r.conflict = true
+	}
+	return fn
+}
+
+// consoleLog is console.log/info/warn/error (CS-50): strings verbatim, other values as JSON
+// (String(v) when JSON has no text for them), space-joined, one OnLog call per line, at most
+// maxLogBytes per run.
+func (r *runner) consoleLog(call goja.FunctionCall) goja.Value {
+	if r.run.OnLog == nil || r.logCut {
+		return goja.Undefined()
+	}
+	parts := make([]string, len(call.Arguments))
+	for i, v := range call.Arguments {
+		parts[i] = r.format(v)
+	}
+	for _, line := range strings.Split(strings.Join(parts, " "), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if r.logged+len(line) > maxLogBytes {
+			r.logCut = true
+			r.run.OnLog(logCutLine)
+			break
+		}
+		r.logged += len(line)
+		r.run.OnLog(line)
+	}
+	return goja.Undefined()
+}
+
+func (r *runner) format(v goja.Value) string {
+	if goja.IsString(v) {
+		return v.String()
+	}
+	if s, err := r.stringify(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
+		return s.String()
+	}
+	s, err := r.toString(goja.Undefined(), v)
+	if err != nil {
+		panic(err)
+	}
+	return s.String()
+}
+
+// hostCall is one tools.* call (BR-10…BR-13, CS-39, CS-61, CS-62). It always returns a promise.
+func (r *runner) hostCall(t Tool, arg goja.Value) goja.Value {
+	if r.ctx.Err() != nil {
+		return r.rejected(r.newError(r.callCause(t.Name).Error()))
+	}
+	args, refusal := r.encodeArgs(t.Name, arg)
+	if refusal != nil {
+		return r.rejected(refusal)
+	}
+	r.calls++
+	if max := r.limits.maxPtcCalls; max != nil && r.calls > *max {
+		return r.fail(&QuotaError{Message: fmt.Sprintf("script exceeded maxPtcCalls (%d)", *max)})
+	}
+	id := r.nextCallID()
+	if t.Control {
+		res, err := r.host.Control(t.Name, id, args)
+		if err != nil {
+			return r.rejected(r.newError(err.Error()))
+		}
+		v, qerr := r.admit(res)
+		if qerr != nil {
+			return r.fail(qerr)
+		}
+		p, resolve, _ := r.vm.NewPromise()
+		if err := resolve(v); err != nil {
+			panic(err)
+		}
+		return r.vm.ToValue(p)
+	}
+	return r.dispatch(t.Name, id, args)
+}
+
+// dispatch starts a non-control call on its own goroutine; its completion settles the promise
+// on the VM goroutine through the loop.
+func (r *runner) dispatch(tool, id string, args json.RawMessage) goja.Value {
+	site := r.scriptPosition(r.vm.CaptureCallStack(0, nil))
+	callCtx, cancelCall := context.WithCancelCause(context.WithoutCancel(r.ctx))
+	stop := context.AfterFunc(r.ctx, func() { cancelCall(r.callCause(tool)) })
+	p, resolve, reject := r.vm.NewPromise()
+	r.loop.pending++
+	go func() {
+		res, err := r.host.Call(callCtx, tool, id, args)
+		r.loop.enqueue(func() error {
+			stop()
+			cancelCall(nil)
+			r.loop.pending--
+			if err != nil {
+				e := r.newError(err.Error())
+				if site != nil {
+					if r.callSites == nil {
+						r.callSites = make(map[*goja.Object]callSite)
+					}
+					r.callSites[e] = *site
+				}
+				return reject(e)
+			}
+			v, qerr := r.admit(res)
+			if qerr != nil {
+				r.cancel(qerr) // the loop stops at its next check
+				return nil
+			}
+			return resolve(v)
+		})
+	}()
+	return r.vm.ToValue(p)
+}
+
+// callCause is why a call is refused or cancelled once the run's context ended.
+// It is called from other goroutines too: it reads only the contexts.
+func (r *runner) callCause(tool string) error {
+	cause := context.Cause(r.ctx)
+	var te *TimeoutError
+	var qe *QuotaError
+	if r.parent.Err() == nil || errors.Is(cause, errRunEnded) || errors.As(cause, &te) || errors.As(cause, &qe) {
+		return cause
+	}
+	return &toolAbortedError{tool: tool, cause: context.Cause(r.parent)}
+}
+
+// encodeArgs serialises the call's one argument with the VM's JSON.stringify (BR-10), capped
+// at MaxArgBytes. A refusal is the TypeError (or stringify's own error) the promise rejects with.
+func (r *runner) encodeArgs(tool string, arg goja.Value) (json.RawMessage, goja.Value) {
+	if goja.IsUndefined(arg) {
+		return json.RawMessage("{}"), nil
+	}
+	s, err := r.stringify(goja.Undefined(), arg)
+	if err != nil {
+		var ex *goja.Exception
+		if errors.As(err, &ex) {
+			return nil, ex.Value()
+		}
+		panic(err) // uncatchable (interrupt): let it unwind the VM
+	}
+	if goja.IsUndefined(s) {
+		return nil, r.vm.NewTypeError(fmt.Sprintf("the argument of tool '%s' is not JSON-serialisable", tool))
+	}
+	text := s.String()
+	if len(text) > r.limits.maxArgBytes {
+		return nil, r.vm.NewTypeError(fmt.Sprintf("the argument of tool '%s' is %d bytes of JSON, over the limit of %d", tool, len(text), r.limits.maxArgBytes))
+	}
+	return json.RawMessage(text), nil
+}
+
+// admit checks a host result against maxResultChars (OQ-5: reject, never truncate) and the
+// inbound-bytes memory accounting (OQ-3) and converts it to a JS string.
+func (r *runner) admit(res string) (goja.Value, *QuotaError) {
+	// UTF-16 units never outnumber UTF-8 bytes, so counting is only needed for long results.
+	if len(res) > r.limits.maxResultChars {
+		if n := utf16Len(res); n > r.limits.maxResultChars {
+			return nil, &QuotaError{Message: fmt.Sprintf("tool result of %d characters exceeds maxResultChars (%d)", n, r.limits.maxResultChars)}
+		}
+	}
+	if err := r.account(len(res)); err != nil {
+		return nil, err
+	}
+	return r.vm.ToValue(res), nil
+}
+
+// account adds n bytes to what entered the VM (OQ-3).
+func (r *runner) account(n int) *QuotaError {
+	r.inbound += int64(n)
+	if r.inbound > r.limits.memoryLimit {
+		return r.memoryError()
+	}
+	return nil
+}
+
+func (r *runner) memoryError() *QuotaError {
+	return &QuotaError{Message: fmt.Sprintf("script exceeded memoryLimitBytes (%d)", r.limits.memoryLimit)}
+}
+
+// fail ends the run with a quota error (CS-61: a breach fails the run even when the script
+// catches the rejection) and returns the rejected promise the breaching call gets.
+func (r *runner) fail(err *QuotaError) goja.Value {
+	p := r.rejected(r.newError(err.Message))
+	r.cancel(err)
+	r.vm.Interrupt(errInterrupted) // at once; the context's AfterFunc would land a little later
+	return p
+}
+
+func (r *runner) nextCallID() string {
+	if r.run.NextCallID != nil {
+		return r.run.NextCallID()
+	}
+	r.callSeq++
+	return "ptc:" + strconv.Itoa(r.callSeq)
+}
+
+func (r *runner) newError(msg string) *goja.Object {
+	e, err := r.vm.New(r.errorCtor, r.vm.ToValue(msg))
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+func (r *runner) rejected(reason goja.Value) goja.Value {
+	p, _, reject := r.vm.NewPromise()
+	if err := reject(reason); err != nil {
+		panic(err)
+	}
+	return r.vm.ToValue(p)
+}
+
+// await drives the loop until the promise settles (SB-03), the run's context ends (the caller
+// then reports why), or nothing left could settle it.
+func (r *runner) await(v goja.Value) error {
+	p, ok := v.Export().(*goja.Promise)
+	if !ok {
+		return nil
+	}
+	for {
+		if r.ctx.Err() != nil {
+			return nil
+		}
+		switch p.State() {
+		case goja.PromiseStateFulfilled:
+			return nil
+		case goja.PromiseStateRejected:
+			return r.scriptError(p.Result(), nil)
+		}
+		job := r.loop.take()
+		if job == nil {
+			if r.loop.pending == 0 {
+				return &ScriptError{Message: deadlockMessage}
+			}
+			select {
+			case <-r.loop.wake:
+			case <-r.ctx.Done():
+			}
+			continue
+		}
+		if err := job(); err != nil {
+			return r.jsError(err)
+		}
+	}
+}
+
+// jsError converts an error out of goja: a throw becomes a ScriptError, a stack overflow a
+// QuotaError; an interrupt is returned as is (execute reports the context's cause instead).
+func (r *runner) jsError(err error) error {
+	var so *goja.StackOverflowError
+	var ex *goja.Exception
+	switch {
+	case errors.As(err, &so):
+		return &QuotaError{Message: fmt.Sprintf("script exceeded the maximum call stack size (%d frames)", maxCallStackSize)}
+	case errors.As(err, &ex):
+		return r.scriptError(ex.Value(), ex)
+	}
+	return err
+}
+
+// scriptError describes a thrown or rejected value and finds its first position in the script.
+func (r *runner) scriptError(v goja.Value, ex *goja.Exception) *ScriptError {
+	se := &ScriptError{Message: r.describe(v)}
+	var pos *callSite
+	if obj, ok := v.(*goja.Object); ok {
+		if site, ok := r.callSites[obj]; ok {
+			pos = &site
+		} else if stack := obj.Get("stack"); stack != nil && goja.IsString(stack) {
+			pos = r.stackPosition(stack.String())
+		}
+	}
+	if pos == nil && ex != nil {
+		pos = r.scriptPosition(ex.Stack())
+	}
+	if pos != nil {
+		se.File = r.file
+		se.Line, se.Column = r.prep.layout.sourcePosition(pos.line, pos.col)
+	}
+	return se
+}
+
+// describe is ScriptError.Message: String(err) for Errors ("TypeError: …"), JSON otherwise.
+func (r *runner) describe(v goja.Value) string {
+	msg := "uncaught exception"
+	r.vm.Try(func() {
+		if obj, ok := v.(*goja.Object); ok && r.vm.InstanceOf(obj, r.errorCtor) {
+			if s, err := r.toString(goja.Undefined(), v); err == nil {
+				msg = s.String()
+				return
+			}
+		}
+		if s, err := r.stringify(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
+			msg = s.String()
+			return
+		}
+		if s, err := r.toString(goja.Undefined(), v); err == nil {
+			msg = s.String()
+		}
+	})
+	return msg
+}
+
+// scriptPosition returns the first frame of the script itself (prelude frames skipped).
+func (r *runner) scriptPosition(frames []goja.StackFrame) *callSite {
+	for _, f := range frames {
+		if f.SrcName() == r.file {
+			p := f.Position()
+			return &callSite{line: p.Line, col: p.Column}
+		}
+	}
+	return nil
+}
+
+// stackPosition parses the first "<file>:<line>:<col>" frame of an Error's stack text.
+func (r *runner) stackPosition(stack string) *callSite {
+	prefix := r.file + ":"
+	for _, line := range strings.Split(stack, "\n") {
+		i := strings.Index(line, prefix)
+		if i < 0 {
+			continue
+		}
+		rest := line[i+len(prefix):]
+		ln, rest, ok1 := leadingInt(rest)
+		if !ok1 || !strings.HasPrefix(rest, ":") {
+			continue
+		}
+		col, _, ok2 := leadingInt(rest[1:])
+		if ok2 {
+			return &callSite{line: ln, col: col}
+		}
+	}
+	return nil
+}
+
+func leadingInt(s string) (int, string, bool) {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	n, err := strconv.Atoi(s[:i])
+	return n, s[i:], err == nil
+}

@@ -1,0 +1,364 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/kernel"
+	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/transcript"
+	"github.com/archmax-ai/archmax/core/workspace"
+)
+
+// agentStep makes one model call in an agent state and runs the tool calls it asked for
+// (spec 02 §1.5). A call that ends without tool calls ends the turn.
+func (r *run) agentStep(st *spec.State) (stepResult, error) {
+	if r.rec.StateTurns == nil || r.rec.StateTurns.State != st.Slug {
+		r.rec.StateTurns = &stateTurns{State: st.Slug}
+	}
+	if st.Budget.MaxTurns > 0 && r.rec.StateTurns.Count >= st.Budget.MaxTurns {
+		return stepResult{failure: maxTurnsExhausted(st.Slug, st.Budget.MaxTurns)}, nil
+	}
+	r.rec.StateTurns.Count++
+	req := &model.Request{
+		ModelID:   r.modelID(st),
+		System:    r.systemBlocks(st),
+		Messages:  r.conv.Messages(),
+		Tools:     r.surfaceOf(st.Slug).specs,
+		MaxTokens: r.e.cfg.MaxTokens,
+		Metadata:  r.metadata(st.Slug, "agent"),
+	}
+	if on, ttl := r.cacheEnabled(); on && len(req.Tools) > 0 {
+		req.ToolsCachePoint, req.CacheTTL = true, ttl
+	}
+	callCtx, cancel := r.ctx, context.CancelFunc(func() {})
+	if st.Budget.TimeoutMs > 0 {
+		callCtx, cancel = context.WithTimeout(r.ctx, time.Duration(st.Budget.TimeoutMs)*time.Millisecond)
+	}
+	resp, err := r.e.cfg.Model.Converse(callCtx, req)
+	timedOut := callCtx.Err() != nil && r.ctx.Err() == nil
+	cancel()
+	if err != nil {
+		if timedOut {
+			return stepResult{failure: modelTimedOut(st.Slug, st.Budget.TimeoutMs)}, nil
+		}
+		return stepResult{}, err
+	}
+	r.recordUsage(st.Slug, "agent", req.ModelID, resp)
+
+	var text strings.Builder
+	var calls []transcript.ToolCall
+	for _, b := range resp.Message.Content {
+		switch b.Kind {
+		case model.BlockText:
+			text.WriteString(b.Text)
+		case model.BlockToolUse:
+			args := map[string]any{}
+			if len(b.ToolUse.Input) > 0 {
+				if err := json.Unmarshal(b.ToolUse.Input, &args); err != nil || args == nil {
+					args = map[string]any{}
+				}
+			}
+			calls = append(calls, transcript.ToolCall{ID: b.ToolUse.ID, Name: b.ToolUse.Name, Args: args})
+		}
+	}
+	if resp.StopReason == model.StopMaxTokens && len(calls) > 0 {
+		// a half-written call is never executed nor checkpointed (DESIGN.md §6)
+		calls = nil
+		r.warn("model", truncatedToolCall)
+	}
+	msg := r.appendMessage(transcript.Message{Role: transcript.RoleAssistant, Text: text.String(), ToolCalls: calls, State: st.Slug})
+	if t := strings.TrimSpace(msg.Text); t != "" {
+		r.emit(events.AgentTextDelta, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
+		r.emit(events.AgentText, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
+	}
+	if len(calls) == 0 {
+		s := r.completion()
+		return stepResult{settled: &s}, nil
+	}
+	return r.runToolCalls(st, calls)
+}
+
+// modelID resolves the model for a state: its own model, settings.model, the assembly's.
+func (r *run) modelID(st *spec.State) string {
+	switch {
+	case st.Model != "":
+		return st.Model
+	case r.sp.Settings.Model != "":
+		return r.sp.Settings.Model
+	}
+	return r.e.cfg.ModelID
+}
+
+// metadata is the Converse requestMetadata of a call (DESIGN.md §6, spec 05).
+func (r *run) metadata(state, role string) map[string]string {
+	return map[string]string{
+		"archmax.session": r.id,
+		"archmax.state":   state,
+		"archmax.role":    role,
+		"archmax.turn":    strconv.Itoa(r.rec.Calls),
+	}
+}
+
+// recordUsage folds one call's usage into the record and emits model-usage (02 §11.1).
+func (r *run) recordUsage(state, role, modelID string, resp *model.Response) {
+	u := resp.Usage
+	if u == nil {
+		return
+	}
+	if r.rec.Usage == nil {
+		r.rec.Usage = &Usage{}
+	}
+	r.rec.Usage.InputTokens += u.InputTokens
+	r.rec.Usage.OutputTokens += u.OutputTokens
+	r.rec.Usage.CacheReadTokens += u.CacheReadTokens
+	r.rec.Usage.CacheCreationTokens += u.CacheWriteTokens
+	id := resp.ModelID
+	if id == "" {
+		id = modelID
+	}
+	data := map[string]any{"state": state, "role": role, "inputTokens": u.InputTokens, "outputTokens": u.OutputTokens,
+		"cacheReadTokens": u.CacheReadTokens, "cacheCreationTokens": u.CacheWriteTokens}
+	if id != "" {
+		data["model"] = id
+	}
+	r.emit(events.ModelUsage, data)
+}
+
+// callEffect is what a control call did to the session.
+type callEffect struct {
+	moveTo     string // advance/reset target
+	moveKind   transcript.TrailKind
+	moveReason string
+	raise      *Exit
+	terminal   string // a terminal governance block: the state fails with this reason
+}
+
+// runToolCalls answers every call of one assistant message in order (spec 02 §7.1: a tool
+// that fails is answered with an error-status message and the state continues).
+func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepResult, error) {
+	var eff callEffect
+	for _, c := range calls {
+		var text string
+		var isErr, blocked bool
+		switch {
+		case eff.moveTo != "" || eff.raise != nil:
+			to := eff.moveTo
+			if to == "" {
+				to = st.Slug
+			}
+			text, isErr = notRunAfterMove(c.Name, to), true
+		case c.Name == spec.RaiseTool && len(calls) > 1:
+			text, isErr = raiseNotAlone, true
+		default:
+			var e2 callEffect
+			var err error
+			text, isErr, blocked, e2, err = r.dispatch(st, kernel.OriginAgent, c.ID, c.Name, c.Args)
+			if err != nil {
+				return stepResult{}, err
+			}
+			if e2.moveTo != "" || e2.raise != nil || e2.terminal != "" {
+				if e2.terminal != "" && eff.terminal == "" {
+					eff.terminal = e2.terminal
+				}
+				if e2.moveTo != "" || e2.raise != nil {
+					eff.moveTo, eff.moveKind, eff.moveReason, eff.raise = e2.moveTo, e2.moveKind, e2.moveReason, e2.raise
+				}
+			}
+		}
+		r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, Tool: c.Name, Text: text, Error: isErr, Blocked: blocked, State: st.Slug})
+	}
+	switch {
+	case eff.terminal != "":
+		return stepResult{failure: eff.terminal}, nil
+	case eff.raise != nil:
+		return stepResult{settled: &settlement{status: StatusFailed, exit: eff.raise}}, nil
+	case eff.moveTo != "":
+		if !r.step() {
+			return stepResult{settled: &settlement{status: StatusRejected, reason: stepLimitExceeded}}, nil
+		}
+		return stepResult{moved: true}, nil
+	}
+	return stepResult{}, nil
+}
+
+// refusal is a call answered without running: governance's block (Blocked), a malformed
+// reference or an unknown tool. Terminal marks a block that fails the state (GOV-33).
+type refusal struct {
+	text              string
+	blocked, terminal bool
+}
+
+// govern prepares one call for an origin against state st: the agent's own arguments get
+// ${{ }} substitution (spec 01 §5.5), path arguments are canonicalised, and the kernel
+// decides (GOV-01). A refused call returns the refusal (tool-blocked emitted when warn-level).
+func (r *run) govern(st *spec.State, origin kernel.Origin, callID, tool string, args map[string]any) (map[string]any, *refusal) {
+	if args == nil {
+		args = map[string]any{}
+	}
+	if !knownTool(tool) {
+		return nil, &refusal{text: notATool(tool)}
+	}
+	if origin == kernel.OriginAgent && !spec.IsWorkflowToolName(tool) {
+		resolved, unres := spec.ResolveArgsTyped(args, r.vars(), false)
+		if unres != nil {
+			return nil, &refusal{text: spec.UnresolvedArgumentRefusal(unres)}
+		}
+		if m, ok := resolved.(map[string]any); ok {
+			args = m
+		}
+	}
+	uses, escaped := kernel.PathUses(tool, args)
+	if escaped != "" {
+		return nil, &refusal{text: pathEscapeRefusal(tool, escaped)}
+	}
+	v := kernel.Decide(r.policy(), kernel.Action{Tool: tool, Args: args, State: st.Slug, Origin: origin, Paths: uses})
+	if v.Allow {
+		return args, nil
+	}
+	if v.Warn {
+		data := map[string]any{"state": st.Slug, "tool": tool, "reason": v.Reason, "ruleId": v.RuleID, "args": args}
+		if callID != "" {
+			data["callId"] = callID
+		}
+		if origin != kernel.OriginAgent {
+			data["origin"] = string(origin)
+		}
+		r.emit(events.ToolBlocked, data)
+	}
+	return nil, &refusal{text: v.Reason, blocked: true, terminal: v.Terminal}
+}
+
+// emitCalled emits tool-called for a governed call that passed governance (02 §12.6).
+func (r *run) emitCalled(state string, origin kernel.Origin, callID, tool string, args map[string]any) {
+	called := map[string]any{"state": state, "tool": tool, "callId": callID, "args": args}
+	if d := detailOf(args); d != "" {
+		called["detail"] = d
+	}
+	if origin != kernel.OriginAgent {
+		called["origin"] = string(origin)
+	}
+	r.emit(events.ToolCalled, called)
+}
+
+// emitResult settles a tool-called with tool-result (preview capped, 02 §12.6).
+func (r *run) emitResult(state string, origin kernel.Origin, callID, tool, text string, isErr bool, start time.Time) {
+	status := "ok"
+	if isErr {
+		status = "error"
+	}
+	preview, truncated := previewOf(text)
+	result := map[string]any{"state": state, "tool": tool, "callId": callID, "status": status,
+		"durationMs": r.e.cfg.Clock().Sub(start).Milliseconds(), "output": preview, "truncated": truncated}
+	if origin != kernel.OriginAgent {
+		result["origin"] = string(origin)
+	}
+	r.emit(events.ToolResult, result)
+}
+
+// dispatch runs one of the agent's tool calls: govern, then the tool. It returns the text
+// the model reads, whether it is an error-status result, whether governance refused it,
+// and the control's effect.
+func (r *run) dispatch(st *spec.State, origin kernel.Origin, callID, tool string, args map[string]any) (string, bool, bool, callEffect, error) {
+	args, ref := r.govern(st, origin, callID, tool, args)
+	if ref != nil {
+		eff := callEffect{}
+		if ref.terminal {
+			eff.terminal = ref.text
+		}
+		return ref.text, true, ref.blocked, eff, nil
+	}
+	r.emitCalled(st.Slug, origin, callID, tool, args)
+	start := r.e.cfg.Clock()
+	var text string
+	var isErr bool
+	var eff callEffect
+	if spec.IsControlTool(tool) {
+		text, isErr, eff = r.control(st, origin, callID, tool, args)
+	} else {
+		var err error
+		text, isErr, err = r.callTool(r.ctx, tool, args)
+		if err != nil {
+			return "", false, false, eff, err
+		}
+	}
+	r.emitResult(st.Slug, origin, callID, tool, text, isErr, start)
+	return text, isErr, false, eff, nil
+}
+
+// callTool runs a non-control tool (the workspace's file tools). A cancellation is
+// returned as an error; any other failure is the tool's error text.
+func (r *run) callTool(ctx context.Context, tool string, args map[string]any) (string, bool, error) {
+	raw, _ := json.Marshal(args)
+	res, err := r.ws.Call(ctx, tool, raw)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", false, err
+		}
+		return "Error: " + err.Error(), true, nil
+	}
+	return res.Text, res.Error, nil
+}
+
+// knownTool reports whether a name is a tool at all (GOV-12): anything this runtime
+// implements, or a name governance must answer for (eval, task, delegation tools).
+func knownTool(name string) bool {
+	return available(name) || spec.IsEssentialTool(name) || spec.IsControlTool(name) ||
+		name == "eval" || name == "task" || spec.IsWorkflowToolName(name)
+}
+
+// detailOf is the first non-blank of file_path, path, to, pattern, command, url (02 §12.2).
+func detailOf(args map[string]any) string {
+	for _, k := range []string{"file_path", "path", "to", "pattern", "command", "url"} {
+		if s, ok := args[k].(string); ok && strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// previewOf caps a tool-result preview at 4096 UTF-16 units without splitting a
+// surrogate pair (02 §12.6).
+func previewOf(s string) (string, bool) {
+	units := 0
+	for i, rn := range s {
+		n := utf16.RuneLen(rn)
+		if n < 0 {
+			n = 1
+		}
+		if units+n > spec.ToolOutputPreviewCap {
+			return s[:i], true
+		}
+		units += n
+	}
+	return s, false
+}
+
+// toolSpecs renders a surface as Converse tool specs.
+func toolSpecs(surface []string) []model.ToolSpec {
+	var out []model.ToolSpec
+	for _, name := range surface {
+		desc, schema := toolSpec(name)
+		if schema == nil {
+			continue
+		}
+		out = append(out, model.ToolSpec{Name: name, Description: desc, InputSchema: schema})
+	}
+	return out
+}
+
+func toolSpec(name string) (string, json.RawMessage) {
+	if cs, ok := controlSpecs[name]; ok {
+		return cs.desc, json.RawMessage(cs.schema)
+	}
+	if implemented[name] {
+		return workspace.ToolSpec(name)
+	}
+	return "", nil
+}

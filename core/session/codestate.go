@@ -1,0 +1,228 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/kernel"
+	"github.com/archmax-ai/archmax/core/sandbox"
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/core/transcript"
+)
+
+// codeStep runs a code state's script in a fresh sandbox context, with no model call, and
+// applies its outcome (03 §1.3, §1.7, §1.8): advanced → move with a [code] note; raised →
+// failed; finished undecided in a terminal state → completion; anything else → on_error.
+func (r *run) codeStep(st *spec.State) (stepResult, error) {
+	history, err := transcript.History(r.msgs, r.trail)
+	if err != nil {
+		return stepResult{}, err
+	}
+	key := "workflows/" + r.e.cfg.Workflow + "/" + st.Script
+	src, err := r.e.cfg.Authored.Read(r.ctx, key)
+	if err != nil {
+		cause := "the store refused it"
+		if errors.Is(err, store.ErrNotFound) {
+			cause = "it does not exist"
+		}
+		return stepResult{failure: codeUnreadable(st.Slug, st.Script, cause)}, nil
+	}
+	h := &codeHost{r: r, st: st, history: string(history)}
+	var tools []sandbox.Tool
+	for _, name := range r.surfaceOf(st.Slug).names {
+		tools = append(tools, sandbox.Tool{Name: name, Control: spec.IsControlTool(name)})
+	}
+	set := r.sp.Settings
+	run := &sandbox.CodeStateRun{
+		File:      st.Script,
+		Source:    src,
+		State:     st.Slug,
+		Trigger:   r.rec.CurrentTrigger,
+		Variables: r.vars(),
+		Tools:     tools,
+		Quotas: sandbox.Quotas{TimeoutMs: set.TimeoutMs, MaxPtcCalls: set.MaxPtcCalls,
+			MaxResultChars: set.MaxResultChars, MemoryLimitBytes: set.MemoryLimitBytes},
+		NextCallID: r.e.nextPtcID,
+		OnLog: func(line string) {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			r.emit(events.CodeOutput, map[string]any{"state": st.Slug, "line": line})
+		},
+	}
+	runErr := sandbox.RunCodeState(r.ctx, run, h)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var abort *sandbox.AbortError
+	if errors.As(runErr, &abort) || r.ctx.Err() != nil {
+		// a cancelled turn applies no outcome at all (03 CS-44)
+		return stepResult{}, r.ctx.Err()
+	}
+	if h.raise != nil { // a raise wins over a later error (CS-43)
+		r.emit(events.Raised, map[string]any{"state": st.Slug, "sessionId": r.id, "code": h.raise.Code, "reason": h.raise.Reason, "callId": h.raiseCallID})
+		return stepResult{settled: &settlement{status: StatusFailed, exit: h.raise}}, nil
+	}
+	if runErr != nil {
+		return stepResult{failure: codeFailure(st.Slug, runErr)}, nil
+	}
+	switch {
+	case h.advanceTo != "":
+		r.moveTo(h.advanceTo, transcript.TrailCode, h.advanceReason, h.advanceCallID, true)
+		r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteCode,
+			Text: noteCode(st.Slug, h.advanceTo, h.advanceReason), State: h.advanceTo})
+		if !r.step() {
+			return stepResult{settled: &settlement{status: StatusRejected, reason: stepLimitExceeded}}, nil
+		}
+		return stepResult{moved: true}, nil
+	case st.IsTerminal():
+		s := r.completion()
+		return stepResult{settled: &s}, nil
+	}
+	return stepResult{failure: codeUndecided(st.Slug)}, nil
+}
+
+// codeFailure renders a sandbox error as the state's failure reason (03 CS-44).
+func codeFailure(state string, err error) string {
+	var (
+		to  *sandbox.TimeoutError
+		se  *sandbox.ScriptError
+		de  *sandbox.DefinitionError
+		qe  *sandbox.QuotaError
+		ie  *sandbox.ImportError
+		syn *sandbox.SyntaxError
+	)
+	switch {
+	case errors.As(err, &to):
+		return codeTimedOut(state, to.TimeoutMs)
+	case errors.As(err, &se):
+		msg := se.Message
+		if se.File != "" && se.Line > 0 {
+			msg = fmt.Sprintf("%s (at %s:%d:%d)", msg, se.File, se.Line, se.Column)
+		}
+		return codeFailed(state, msg)
+	case errors.As(err, &de):
+		return codeDefinition(state, de.Message)
+	case errors.As(err, &qe):
+		return codeFailed(state, qe.Message)
+	case errors.As(err, &ie):
+		return codeFailed(state, fmt.Sprintf("%s (at %s:%d:%d)", ie.Error(), ie.File, ie.Line, ie.Column))
+	case errors.As(err, &syn):
+		return codeFailed(state, err.Error())
+	}
+	return codeFailed(state, err.Error())
+}
+
+// codeHost routes a script's tools.* calls: governed against the code state itself with
+// origin "code" (GOV-01), controls serviced synchronously (CS-39). Calls arrive on other
+// goroutines; mu guards the run.
+type codeHost struct {
+	r       *run
+	st      *spec.State
+	history string
+
+	mu                                        sync.Mutex
+	decided                                   bool
+	advanceTo, advanceReason, advanceCallID   string
+	raise                                     *Exit
+	raiseCallID                               string
+}
+
+func decodeArgs(raw json.RawMessage) map[string]any {
+	args := map[string]any{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+			return map[string]any{}
+		}
+	}
+	return args
+}
+
+// Call runs a non-control tool: governance and events under the lock, the tool outside it.
+func (h *codeHost) Call(ctx context.Context, tool, callID string, raw json.RawMessage) (string, error) {
+	r := h.r
+	h.mu.Lock()
+	args, ref := r.govern(h.st, kernel.OriginCode, callID, tool, decodeArgs(raw))
+	if ref != nil {
+		h.mu.Unlock()
+		return "", errors.New(ref.text)
+	}
+	r.emitCalled(h.st.Slug, kernel.OriginCode, callID, tool, args)
+	h.mu.Unlock()
+	start := r.e.cfg.Clock()
+	text, isErr, err := r.callTool(ctx, tool, args)
+	if err != nil {
+		return "", fmt.Errorf("Tool '%s' failed: the turn was aborted", tool)
+	}
+	h.mu.Lock()
+	r.emitResult(h.st.Slug, kernel.OriginCode, callID, tool, text, isErr, start)
+	h.mu.Unlock()
+	return text, nil
+}
+
+// Control services a control call on the VM goroutine: governed, then the first accepted
+// advance or raise is the run's decision (CS-35, CS-37, CS-42); variable tools and the
+// history behave as for the agent.
+func (h *codeHost) Control(tool, callID string, raw json.RawMessage) (string, error) {
+	r := h.r
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	args, ref := r.govern(h.st, kernel.OriginCode, callID, tool, decodeArgs(raw))
+	if ref != nil {
+		return "", errors.New(ref.text)
+	}
+	r.emitCalled(h.st.Slug, kernel.OriginCode, callID, tool, args)
+	start := r.e.cfg.Clock()
+	text, err := h.control(tool, callID, args)
+	if err != nil {
+		r.emitResult(h.st.Slug, kernel.OriginCode, callID, tool, err.Error(), true, start)
+		return "", err
+	}
+	r.emitResult(h.st.Slug, kernel.OriginCode, callID, tool, text, false, start)
+	return text, nil
+}
+
+func (h *codeHost) control(tool, callID string, args map[string]any) (string, error) {
+	r, st := h.r, h.st
+	switch tool {
+	case spec.AdvanceTool:
+		if h.decided {
+			return "", errors.New(alreadyDecided(st.Slug))
+		}
+		to, reason, problem := r.checkAdvance(st, args)
+		if problem != "" {
+			return "", errors.New(problem)
+		}
+		h.decided, h.advanceTo, h.advanceReason, h.advanceCallID = true, to, reason, callID
+		return replyScriptAdvance(to), nil
+	case spec.RaiseTool:
+		if h.decided {
+			return "", errors.New(alreadyDecided(st.Slug))
+		}
+		code, reason, problem := checkRaise(args)
+		if problem != "" {
+			return "", errors.New("archmax_raise rejected: " + problem)
+		}
+		h.decided, h.raise, h.raiseCallID = true, &Exit{Code: code, Reason: reason}, callID
+		return replyScriptRaise(code), nil
+	case spec.GetVariablesTool:
+		text, ok := r.getVariables(args)
+		if !ok {
+			return "", errors.New(text)
+		}
+		return text, nil
+	case spec.SetVariablesTool:
+		text, ok := r.setVariables(st.Slug, callID, args)
+		if !ok {
+			return "", errors.New(strings.TrimPrefix(text, "archmax_set_variables rejected: "))
+		}
+		return text, nil
+	case spec.GetHistoryTool:
+		return h.history, nil
+	}
+	return "", errors.New(notATool(tool))
+}

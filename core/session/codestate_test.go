@@ -1,0 +1,209 @@
+package session
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/transcript"
+)
+
+// codeFlow: a code entry state that routes on a variable, a chain into a second code
+// state, an agent state and a terminal code state.
+const codeFlow = `
+settings:
+  timeoutMs: 400
+states:
+  screen:
+    type: code
+    script: scripts/screen.js
+    on_error: explain
+    triggers:
+      manual:
+    transitions:
+      - to: stamp
+        description: Known request.
+      - to: explain
+        description: Anything else.
+  stamp:
+    type: code
+    script: scripts/stamp.js
+    transitions:
+      - to: done
+        description: Stamped.
+  explain:
+    instructions: Explain what went wrong.
+  done:
+    type: code
+    script: scripts/done.js
+`
+
+func codeHarness(t *testing.T, screen string) *harness {
+	return newHarness(t, codeFlow, map[string]string{
+		"workflows/wf/scripts/screen.js": screen,
+		"workflows/wf/scripts/stamp.js": `export default async ({ tools }) => {
+  await tools.archmax_set_variables({ variables: { stamped: true } });
+  tools.archmax_advance({ to: "done", reason: "stamped." });
+};`,
+		"workflows/wf/scripts/done.js": `console.log("finishing"); // plain script, terminal: completes`,
+	})
+}
+
+// 03 CS-10/CS-11/CS-46: a chain of code states runs with no model call; each advance
+// commits a code trail step and a [code] note; the terminal code state completes (CS-47).
+func TestCodeStateChainMakesNoModelCall(t *testing.T) {
+	h := codeHarness(t, `import { defineCodeState } from "@archmax-ai/harness/sandbox";
+export default defineCodeState(async ({ state, trigger, variables, tools }) => {
+  const h = JSON.parse(await tools.archmax_get_history());
+  console.log(state, trigger, h.messages.length, h.trail.length);
+  await tools.archmax_advance({ to: "stamp", reason: "known: " + variables.kind });
+});`)
+	out := h.send("s1", "please", map[string]any{"kind": "badge"})
+	if out.Kind != KindCompleted || out.State != "done" {
+		t.Fatalf("outcome %s in %s: %q", out.Kind, out.State, out.Rejected)
+	}
+	if len(h.model.requests) != 0 {
+		t.Errorf("a code chain made %d model calls", len(h.model.requests))
+	}
+	if got := trailOf(out); got != "trigger:screen code:stamp code:done" {
+		t.Errorf("trail = %s", got)
+	}
+	ns := notes(out)
+	if len(ns) != 2 || ns[0].Text != "[code] 'screen' moved the run to 'stamp': known: badge. You are now in 'stamp'." ||
+		ns[1].Text != "[code] 'stamp' moved the run to 'done': stamped. You are now in 'done'." || ns[0].Note != transcript.NoteCode {
+		t.Errorf("notes = %+v", ns)
+	}
+	if v := out.Variables["stamped"]; v.Value != true {
+		t.Errorf("stamped = %+v", v)
+	}
+	var lines []string
+	for _, e := range h.eventsOf(events.CodeOutput) {
+		lines = append(lines, e.Str("line"))
+	}
+	if strings.Join(lines, "|") != "screen manual 1 1|finishing" {
+		t.Errorf("code-output lines = %q", lines)
+	}
+	adv := h.eventsOf(events.Advance)
+	if len(adv) != 3 || adv[1].Str("kind") != "code" || !strings.HasPrefix(adv[1].Str("callId"), "ptc:") {
+		t.Errorf("advance events = %+v", adv)
+	}
+}
+
+// CS-37/CS-48: a raise ends the session failed; CS-43: a raise wins over a later error.
+func TestCodeStateRaiseWinsOverLaterError(t *testing.T) {
+	h := codeHarness(t, `await tools.archmax_raise({ code: "blocked", reason: "requester is blocked" });
+throw new Error("after the raise");`)
+	out := h.send("s1", "please", nil)
+	if out.Kind != KindFailed || out.Exit.Code != "blocked" || out.Exit.Reason != "requester is blocked" {
+		t.Fatalf("outcome %s exit %+v", out.Kind, out.Exit)
+	}
+	if got := trailOf(out); got != "trigger:screen" {
+		t.Errorf("a raise adds no trail step: %s", got)
+	}
+}
+
+// CS-43: an accepted advance followed by a throw is a failure; the session does not move.
+func TestCodeStateAdvanceThenThrowFails(t *testing.T) {
+	h := codeHarness(t, `tools.archmax_advance({ to: "stamp", reason: "x" });
+throw new TypeError("boom");`)
+	h.script(says("Something went wrong."))
+	out := h.send("s1", "please", nil)
+	if out.State != "explain" {
+		t.Fatalf("state = %s", out.State)
+	}
+	ns := notes(out)
+	if len(ns) != 1 || !strings.HasPrefix(ns[0].Text, "[error] The 'screen' state failed: code state 'screen' failed: TypeError: boom") {
+		t.Errorf("notes = %+v", ns)
+	}
+	if got := trailOf(out); got != "trigger:screen on_error:explain" {
+		t.Errorf("trail = %s", got)
+	}
+}
+
+// CS-40: finishing undecided in a non-terminal state fails; without on_error → rejected.
+func TestCodeStateUndecidedWithoutOnErrorRejects(t *testing.T) {
+	wf := strings.Replace(codeFlow, "    on_error: explain\n", "", 1)
+	h := newHarness(t, wf, map[string]string{"workflows/wf/scripts/screen.js": `console.log("thinking")`})
+	out := h.send("s1", "please", nil)
+	if out.Kind != KindRejected || out.Rejected != "code state 'screen' finished without calling archmax_advance or archmax_raise" {
+		t.Fatalf("outcome %s %q", out.Kind, out.Rejected)
+	}
+}
+
+// CS-21: a foreign import fails the state with the exact message and its position.
+func TestCodeStateForeignImportRefused(t *testing.T) {
+	wf := strings.Replace(codeFlow, "    on_error: explain\n", "", 1)
+	h := newHarness(t, wf, map[string]string{"workflows/wf/scripts/screen.js": "// reads a file\nimport fs from \"fs\";\nexport default () => {};\n"})
+	out := h.send("s1", "please", nil)
+	if out.Kind != KindRejected {
+		t.Fatalf("kind %s", out.Kind)
+	}
+	for _, want := range []string{"code state 'screen' failed: ", `found 'import ... from "fs"'`, "scripts/screen.js", ":2:"} {
+		if !strings.Contains(out.Rejected, want) {
+			t.Errorf("rejected = %q, missing %q", out.Rejected, want)
+		}
+	}
+}
+
+// CS-44: a script that runs past settings.timeoutMs fails with the timeout message.
+func TestCodeStateTimeout(t *testing.T) {
+	wf := strings.Replace(codeFlow, "    on_error: explain\n", "", 1)
+	h := newHarness(t, wf, map[string]string{"workflows/wf/scripts/screen.js": `while (true) {}`})
+	out := h.send("s1", "please", nil)
+	if out.Rejected != "code state 'screen' timed out after 400 ms" {
+		t.Fatalf("rejected = %q", out.Rejected)
+	}
+}
+
+// CS-07/CS-44: a missing script file is a failure of the state, not a skip.
+func TestCodeStateMissingScript(t *testing.T) {
+	wf := strings.Replace(codeFlow, "    on_error: explain\n", "", 1)
+	h := newHarness(t, wf, nil)
+	out := h.send("s1", "please", nil)
+	if out.Rejected != "code state 'screen': script 'scripts/screen.js' could not be read: it does not exist" {
+		t.Fatalf("rejected = %q", out.Rejected)
+	}
+}
+
+// CS-35/CS-42: advance is checked at the call (catchable), and only the first decision counts.
+func TestCodeStateAdvanceChecksAndSingleDecision(t *testing.T) {
+	h := codeHarness(t, `let msg = "";
+try { await tools.archmax_advance({ to: "nowhere", reason: "x" }); } catch (e) { msg = e.message; }
+await tools.archmax_set_variables({ variables: { first_error: msg } });
+await tools.archmax_advance({ to: "stamp", reason: "ok" });
+try { await tools.archmax_raise({ code: "c", reason: "r" }); } catch (e) {
+  await tools.archmax_set_variables({ variables: { second_error: e.message } });
+}`)
+	out := h.send("s1", "please", nil)
+	if got := out.Variables["first_error"].Value; got != "cannot advance from 'screen' to 'nowhere'. Valid target slugs: stamp, explain." {
+		t.Errorf("first_error = %v", got)
+	}
+	if got := out.Variables["second_error"].Value; got != "code state 'screen' has already decided this run" {
+		t.Errorf("second_error = %v", got)
+	}
+	if out.State != "done" {
+		t.Errorf("state = %s", out.State)
+	}
+}
+
+// BR-01/BR-02 with GOV-01: a code state's tools are exactly its surface, governed against itself.
+func TestCodeStateToolsAreItsSurface(t *testing.T) {
+	h := codeHarness(t, `const keys = Object.keys(tools).sort().join(",");
+let refused = "";
+try { await tools.read_file({ file_path: "workflows/wf/workflow.yaml" }); } catch (e) { refused = e.message; }
+await tools.archmax_set_variables({ variables: { keys, refused, reset: typeof tools.archmax_reset } });
+await tools.archmax_advance({ to: "stamp", reason: "ok" });`)
+	out := h.send("s1", "please", nil)
+	keys, _ := out.Variables["keys"].Value.(string)
+	for _, want := range []string{"archmaxAdvance", "archmaxGetHistory", "readFile", "writeFile"} {
+		if !strings.Contains(keys, want) {
+			t.Errorf("keys %q lack %s", keys, want)
+		}
+	}
+	if out.Variables["reset"].Value != "undefined" {
+		t.Errorf("archmax_reset must be absent from a code state's tools")
+	}
+	if r, _ := out.Variables["refused"].Value.(string); !strings.HasPrefix(r, "[workflow] BLOCKED: 'read_file' on 'workflows/wf/workflow.yaml' addresses the authoring plane") {
+		t.Errorf("authoring-plane refusal = %q", r)
+	}
+}

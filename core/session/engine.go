@@ -1,0 +1,258 @@
+// Package session is the engine (spec 02): Send classifies a call, opens a turn, runs the
+// state loop — agent states call the model with their governed tool surface, code states
+// run their script in the sandbox — commits after every step through the store's
+// one-writer protocol, and settles an Outcome.
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/kernel"
+	"github.com/archmax-ai/archmax/core/machine"
+	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/core/transcript"
+	"github.com/archmax-ai/archmax/core/workspace"
+)
+
+// Defaults.
+const (
+	DefaultStepLimit = 50              // loop iterations per call (spec 02 §1.5)
+	DefaultLeaseTTL  = 2 * time.Minute // writer lease; renewed by every commit
+	DefaultMaxTokens = 4096
+)
+
+// Config assembles an Engine for one workflow.
+type Config struct {
+	Workflow string       // the workflow slug (workflows/<slug>/)
+	Authored store.Files  // the authoring tree: workflows/, skills/, AGENTS.md, .platform/
+	Log      store.Log    // the session log (head + items)
+	Files    store.Files  // session files "<sessionId>/…" and spec snapshots "_specs/<hash>.json"
+	Model    model.Client // the agent model
+	ModelID  string       // default model id (ARCHMAX_MODEL) when the spec names none
+	// Events receives every lifecycle event live (nil discards); events are also persisted.
+	Events events.Handler
+	// Seeds are assembly-level seeded variables, applied at every turn's opening (locked).
+	Seeds map[string]any
+	// Clock is the real clock (default time.Now); PromptClock pins the prompt's clock line.
+	Clock       func() time.Time
+	PromptClock *time.Time
+	StepLimit   int           // default 50
+	LeaseTTL    time.Duration // default 2 min
+	MaxTokens   int           // default 4096
+	Owner       string        // lease owner prefix (e.g. host name + pid); a unique suffix is added per call
+	// SystemPrompt is the host's systemPrompt layer, appended after AGENTS.md (spec 02 §14.1).
+	SystemPrompt string
+}
+
+// Engine runs sessions of one workflow. Safe for concurrent use across sessions.
+type Engine struct {
+	cfg     Config
+	emitter *events.Emitter
+	ptcSeq  atomic.Int64
+}
+
+// New validates cfg and returns an Engine.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Workflow == "" || cfg.Authored == nil || cfg.Log == nil || cfg.Files == nil || cfg.Model == nil {
+		return nil, errors.New("session: Config needs Workflow, Authored, Log, Files and Model")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.StepLimit <= 0 {
+		cfg.StepLimit = DefaultStepLimit
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = DefaultMaxTokens
+	}
+	if cfg.Owner == "" {
+		h, _ := os.Hostname()
+		cfg.Owner = h + ":" + strconv.Itoa(os.Getpid())
+	}
+	return &Engine{cfg: cfg, emitter: events.NewEmitter(cfg.Events, cfg.Clock)}, nil
+}
+
+// workflowFiles is what one turn reads from the authoring tree.
+type workflowFiles struct {
+	spec     *spec.MachineSpec
+	body     string   // WORKFLOW.md prose
+	agents   string   // AGENTS.md
+	platform string   // .platform/system/GRAPH_STATE.md override ("" = the shipped prompt)
+	skills   []string // the skill registry: bundle slugs under skills/
+}
+
+func (e *Engine) loadWorkflow(ctx context.Context) (*workflowFiles, error) {
+	slug := e.cfg.Workflow
+	file := "workflows/" + slug + "/workflow.yaml"
+	src, err := e.cfg.Authored.Read(ctx, file)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &UnknownWorkflowError{Workflow: slug}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	sp, err := spec.Load(slug, file, src)
+	if err != nil {
+		return nil, err
+	}
+	wf := &workflowFiles{spec: sp}
+	wf.body = e.readOptional(ctx, "workflows/"+slug+"/WORKFLOW.md")
+	wf.agents = e.readOptional(ctx, kernel.AgentsFile)
+	wf.platform = e.readOptional(ctx, ".platform/system/GRAPH_STATE.md")
+	entries, err := e.cfg.Authored.List(ctx, kernel.SkillsMount)
+	if err != nil {
+		return nil, fmt.Errorf("list skills: %w", err)
+	}
+	for _, fi := range entries {
+		if fi.Dir && spec.IsSlug(fi.Name) {
+			wf.skills = append(wf.skills, fi.Name)
+		}
+	}
+	return wf, nil
+}
+
+func (e *Engine) readOptional(ctx context.Context, key string) string {
+	b, err := e.cfg.Authored.Read(ctx, key)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// Send runs one call on a session (spec 02 §1.3, §1.4): a new turn from the session's
+// position, or from the trigger's entry state for a new session. Errors (nothing further is
+// committed after the last durable step): *spec.SessionStoreIdError, *EmptyMessageError,
+// *spec.InvalidVariableNameError, *spec.InvalidTitleError, *spec.UnknownTriggerError,
+// *spec.WorkflowLoadError, *UnknownWorkflowError, *WorkflowMismatchError,
+// *SessionNotResumableError, *TurnAbortedError, *model.CallError, store errors.
+func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Outcome, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(in.Message) == "" {
+		return nil, &EmptyMessageError{SessionID: id}
+	}
+	seeds := map[string]any{}
+	maps.Copy(seeds, e.cfg.Seeds)
+	maps.Copy(seeds, in.Variables)
+	for _, k := range slices.Sorted(maps.Keys(seeds)) {
+		if err := spec.CheckVariableName(k, "seeded"); err != nil {
+			return nil, err
+		}
+	}
+	if t, ok := seeds[spec.TitleVariable]; ok {
+		if d := spec.TitleWriteError(t); d != "" {
+			return nil, &spec.InvalidTitleError{Detail: d, Source: "seeded"}
+		}
+	}
+	wf, err := e.loadWorkflow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	owner := e.cfg.Owner + "/" + uuid.NewString()
+	head, err := e.cfg.Log.Acquire(ctx, id, owner, e.cfg.LeaseTTL)
+	if errors.Is(err, store.ErrLeaseHeld) {
+		return nil, &SessionNotResumableError{SessionID: id}
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = e.cfg.Log.Release(rctx, id, owner)
+	}()
+	r, err := e.newRun(ctx, id, owner, head, wf)
+	if err != nil {
+		return nil, err
+	}
+	if r.rec.Workflow != e.cfg.Workflow {
+		return nil, &WorkflowMismatchError{SessionID: id, Workflow: r.rec.Workflow, Requested: e.cfg.Workflow}
+	}
+	return r.turn(in, seeds)
+}
+
+// newRun loads the session's record, transcript and trail.
+func (e *Engine) newRun(ctx context.Context, id, owner string, head *store.Head, wf *workflowFiles) (*run, error) {
+	r := &run{e: e, ctx: ctx, id: id, owner: owner, head: head, wf: wf, sp: wf.spec}
+	r.isNew = head.Version == 0
+	if r.isNew {
+		now := e.now()
+		r.rec = &record{Workflow: e.cfg.Workflow, Variables: map[string]spec.VariableEntry{}}
+		head.CreatedAt = now
+	} else {
+		r.rec = &record{}
+		if err := json.Unmarshal(head.Body, r.rec); err != nil {
+			return nil, fmt.Errorf("decode session record %s: %w", id, err)
+		}
+		if r.rec.Variables == nil {
+			r.rec.Variables = map[string]spec.VariableEntry{}
+		}
+		raws, err := e.cfg.Log.Messages(ctx, id, 0, head.Messages)
+		if err != nil {
+			return nil, err
+		}
+		for _, raw := range raws {
+			var m transcript.Message
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return nil, fmt.Errorf("decode message of %s: %w", id, err)
+			}
+			r.msgs = append(r.msgs, m)
+			r.conv.Add(m)
+		}
+		traws, err := e.cfg.Log.TrailSteps(ctx, id, 0, head.Trail)
+		if err != nil {
+			return nil, err
+		}
+		for _, raw := range traws {
+			var s transcript.TrailStep
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return nil, fmt.Errorf("decode trail step of %s: %w", id, err)
+			}
+			r.trail = append(r.trail, s)
+		}
+	}
+	r.mach = machine.New(r.sp, available)
+	r.ws = workspace.New(e.cfg.Files, id, workspace.DefaultMounts(e.cfg.Authored))
+	r.ws.Hide(r.hideFromListing)
+	return r, nil
+}
+
+func (e *Engine) now() string { return spec.FormatInstant(e.cfg.Clock()) }
+
+// implemented is every tool this runtime can run: the workspace's file tools and the
+// controls serviced by the engine.
+var implemented = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range workspace.Tools() {
+		m[t] = true
+	}
+	for _, t := range []string{spec.AdvanceTool, spec.RaiseTool, spec.ResetTool, spec.GetVariablesTool, spec.SetVariablesTool, spec.GetHistoryTool} {
+		m[t] = true
+	}
+	return m
+}()
+
+// available reports whether this runtime implements a tool (machine.Machine.Available).
+func available(tool string) bool { return implemented[tool] }
+
+func (e *Engine) nextPtcID() string { return "ptc:" + strconv.FormatInt(e.ptcSeq.Add(1), 10) }

@@ -1,0 +1,113 @@
+package session
+
+import (
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/transcript"
+)
+
+// Status is a session status (spec 02 §2.1).
+type Status string
+
+const (
+	StatusRunning          Status = "running"
+	StatusCompleted        Status = "completed"
+	StatusFailed           Status = "failed"
+	StatusRejected         Status = "rejected"
+	StatusAwaitingDecision Status = "awaiting_decision"
+	StatusAwaitingInput    Status = "awaiting_input"
+)
+
+// IsFinished reports whether status is completed, failed or rejected (spec 02 §2.2).
+func IsFinished(s Status) bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusRejected
+}
+
+// OutcomeKind is how a call settled (spec 02 §1.6).
+type OutcomeKind string
+
+const (
+	KindCompleted OutcomeKind = "completed"
+	KindParked    OutcomeKind = "parked"
+	KindFailed    OutcomeKind = "failed"
+	KindRejected  OutcomeKind = "rejected"
+)
+
+// Disposition is how a call was classified (spec 02 §1.1).
+type Disposition string
+
+const (
+	DispositionTurn    Disposition = "turn"
+	DispositionDecide  Disposition = "decide"
+	DispositionReply   Disposition = "reply"
+	DispositionDeliver Disposition = "deliver"
+)
+
+// Exit is the agent's own ending (spec 02 §2.3): {success:true} or {success:false, code, reason}.
+type Exit struct {
+	Success bool   `json:"success"`
+	Code    string `json:"code,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Usage is the session's running token and cost total (spec 02 §11.2). CostUSD is present
+// only when a price applied (USD).
+type Usage struct {
+	InputTokens         int64    `json:"inputTokens"`
+	OutputTokens        int64    `json:"outputTokens"`
+	CacheReadTokens     int64    `json:"cacheReadTokens"`
+	CacheCreationTokens int64    `json:"cacheCreationTokens"`
+	CostUSD             *float64 `json:"costUsd,omitempty"`
+}
+
+// Empty reports whether nothing was spent (HasUsage is false).
+func (u *Usage) Empty() bool {
+	return u == nil || u.InputTokens == 0 && u.OutputTokens == 0 && u.CacheReadTokens == 0 && u.CacheCreationTokens == 0 && u.CostUSD == nil
+}
+
+// record is the engine's session record stored as the head Body (spec 02 §9.3 logical
+// fields; the transcript and trail live in the log items).
+type record struct {
+	Workflow       string                        `json:"workflow"`
+	Status         Status                        `json:"status"`
+	State          string                        `json:"state"`
+	OpeningState   string                        `json:"openingState,omitempty"`
+	CurrentTrigger string                        `json:"currentTrigger,omitempty"`
+	Variables      map[string]spec.VariableEntry `json:"variables"`
+	Exit           *Exit                         `json:"exit,omitempty"`
+	Rejected       string                        `json:"rejected,omitempty"`
+	Usage          *Usage                        `json:"usage,omitempty"`
+	SpecHash       string                        `json:"specHash,omitempty"`
+	Calls          int                           `json:"calls"`
+	StateTurns     *stateTurns                   `json:"stateTurns,omitempty"`
+	EventSeq       int64                         `json:"eventSeq"`
+}
+
+type stateTurns struct {
+	State string `json:"state"`
+	Count int    `json:"count"`
+}
+
+// Outcome is the settled result of a call (spec 02 §1.6). The HTTP layer answers with the
+// summary fields only; in-process callers also get the transcript and trail.
+type Outcome struct {
+	SessionID   string                        `json:"sessionId"`
+	Kind        OutcomeKind                   `json:"kind"`
+	Disposition Disposition                   `json:"disposition"`
+	Status      Status                        `json:"status"`
+	State       string                        `json:"state"`
+	Reply       string                        `json:"reply"`
+	Rejected    string                        `json:"rejected,omitempty"`
+	Exit        *Exit                         `json:"exit,omitempty"`
+	Variables   map[string]spec.VariableEntry `json:"variables"`
+	Usage       *Usage                        `json:"usage,omitempty"`
+	Messages    []transcript.Message          `json:"messages"`
+	AuditTrail  []transcript.TrailStep        `json:"auditTrail"`
+	Turn        int                           `json:"turn"` // the session's call number (1-based)
+}
+
+// SendInput is one call on a session (spec 02 §1.2).
+type SendInput struct {
+	Message   string         // the person's message for this call
+	Variables map[string]any // host seeds; stored locked (title unlocked)
+	Trigger   string         // "" => manual
+}

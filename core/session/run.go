@@ -1,0 +1,345 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/kernel"
+	"github.com/archmax-ai/archmax/core/machine"
+	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/core/transcript"
+	"github.com/archmax-ai/archmax/core/workspace"
+)
+
+// run is one call on one session: the loaded record, the transcript and trail, and the
+// items not yet committed.
+type run struct {
+	e     *Engine
+	ctx   context.Context
+	id    string
+	owner string
+	head  *store.Head
+	wf    *workflowFiles
+	sp    *spec.MachineSpec
+	mach  *machine.Machine
+	ws    *workspace.Workspace
+	isNew bool
+
+	rec   *record
+	msgs  []transcript.Message
+	conv  transcript.Conversation // msgs rendered for the model, kept incrementally
+	trail []transcript.TrailStep
+	// static is the cacheable system prompt, built once per call
+	static string
+	// surfaces caches each state's disclosed tools and their specs for this call
+	surfaces map[string]*surface
+
+	// pending items, appended after the head's counters at the next commit
+	pendingMsgs, pendingTrail, pendingEvents []json.RawMessage
+	steps                                    int
+}
+
+// settlement is how the state loop ended.
+type settlement struct {
+	status Status
+	reason string // rejected: the reason
+	exit   *Exit
+}
+
+// emit stamps and delivers an event and queues it for persistence.
+func (r *run) emit(typ string, data map[string]any) {
+	r.rec.EventSeq++
+	ev := r.e.emitter.Stamp(events.Event{Type: typ, SessionID: r.id, SessionSeq: r.rec.EventSeq, Data: data})
+	raw, _ := ev.MarshalJSON() // already compact: skip json.Marshal's re-compaction
+	r.pendingEvents = append(r.pendingEvents, raw)
+}
+
+func (r *run) warn(scope, msg string) {
+	r.emit(events.Warning, map[string]any{"scope": scope, "message": msg})
+}
+
+// appendMessage adds a message to the transcript (committed at the next commit).
+func (r *run) appendMessage(m transcript.Message) transcript.Message {
+	if m.ID == "" {
+		m.ID = "msg_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+	}
+	if m.TS == 0 {
+		m.TS = r.e.cfg.Clock().UnixMilli()
+	}
+	r.msgs = append(r.msgs, m)
+	r.conv.Add(m)
+	raw, _ := json.Marshal(m)
+	r.pendingMsgs = append(r.pendingMsgs, raw)
+	return m
+}
+
+// appendTrail adds a trail step (spec 02 §6).
+func (r *run) appendTrail(s transcript.TrailStep) {
+	if s.TS == 0 {
+		s.TS = r.e.cfg.Clock().UnixMilli()
+	}
+	r.trail = append(r.trail, s)
+	raw, _ := json.Marshal(s)
+	r.pendingTrail = append(r.pendingTrail, raw)
+}
+
+// commit writes the pending items then the head, conditional on the version this writer
+// last saw and its lease (DESIGN.md §3). A lost condition is SessionNotResumableError.
+func (r *run) commit() error {
+	body, err := json.Marshal(r.rec)
+	if err != nil {
+		return err
+	}
+	h := *r.head
+	h.SessionID, h.Workflow, h.Status = r.id, r.rec.Workflow, string(r.rec.Status)
+	h.UpdatedAt = r.e.now()
+	if h.CreatedAt == "" {
+		h.CreatedAt = h.UpdatedAt
+	}
+	h.Body = body
+	h.Messages += int64(len(r.pendingMsgs))
+	h.Trail += int64(len(r.pendingTrail))
+	h.Events += int64(len(r.pendingEvents))
+	h.ParkDue = ""
+	h.Lease = nil
+	c := &store.Commit{ExpectedVersion: r.head.Version, Head: h, Messages: r.pendingMsgs, Trail: r.pendingTrail, Events: r.pendingEvents}
+	// a commit must land even when the caller's context was just cancelled: what ran is kept
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), r.e.cfg.LeaseTTL)
+	defer cancel()
+	stored, err := r.e.cfg.Log.Commit(cctx, r.id, r.owner, c)
+	if errors.Is(err, store.ErrConflict) {
+		return &SessionNotResumableError{SessionID: r.id, Status: string(r.rec.Status)}
+	}
+	if err != nil {
+		return err
+	}
+	r.head = stored
+	r.pendingMsgs, r.pendingTrail, r.pendingEvents = nil, nil, nil
+	return nil
+}
+
+// vars returns the variable values (for references and signature checks).
+func (r *run) vars() map[string]any {
+	out := make(map[string]any, len(r.rec.Variables))
+	for k, v := range r.rec.Variables {
+		out[k] = v.Value
+	}
+	return out
+}
+
+// turn opens and runs a `turn` disposition (spec 02 §1.4).
+func (r *run) turn(in SendInput, seeds map[string]any) (*Outcome, error) {
+	t := strings.TrimSpace(in.Trigger)
+	if t == "" {
+		t = spec.ManualTrigger
+	}
+	trig := r.sp.Trigger(t)
+	if r.isNew && trig == nil {
+		return nil, &spec.UnknownTriggerError{TriggerID: t, Available: r.sp.TriggerIDs()}
+	}
+	r.rec.Calls++
+	// 2. disabled
+	if r.sp.Disabled {
+		reason := disabledRefusal(r.e.cfg.Workflow)
+		r.warn("workflow", reason)
+		if r.isNew {
+			r.rec.State = trig.State
+		}
+		return r.settle(settlement{status: StatusRejected, reason: reason})
+	}
+	// 6. position
+	pos := r.rec.State
+	reopened := false
+	if r.isNew || r.sp.State(pos) == nil {
+		reopened = true
+		if trig != nil {
+			pos = trig.State
+		} else {
+			pos = r.sp.Entry()
+		}
+	}
+	if reopened {
+		r.emit(events.WorkflowReset, map[string]any{"entry": pos})
+	}
+	r.rec.State = pos
+	if r.rec.OpeningState == "" {
+		r.rec.OpeningState = pos
+	}
+	// 7. arrival event
+	r.emit(events.Advance, map[string]any{"from": events.Origin, "to": pos})
+	// 8. spec snapshot
+	if h := r.sp.Hash(); h != r.rec.SpecHash {
+		r.writeSnapshot(h)
+		r.rec.SpecHash = h
+	}
+	// 9. seeding
+	opening := map[string]any{}
+	maps.Copy(opening, seeds)
+	opening[spec.TriggerVariable] = t
+	var names []string
+	titleSeeded := ""
+	for _, k := range slices.Sorted(maps.Keys(opening)) {
+		v := opening[k]
+		if k == spec.TitleVariable {
+			if _, has := r.rec.Variables[k]; has {
+				continue // the session's own title survives a seeded one
+			}
+			s, _ := v.(string)
+			titleSeeded = strings.TrimSpace(s)
+			r.rec.Variables[k] = spec.VariableEntry{Value: titleSeeded}
+		} else {
+			r.rec.Variables[k] = spec.VariableEntry{Value: v, Locked: true}
+		}
+		if k != spec.TriggerVariable {
+			names = append(names, k)
+		}
+	}
+	if titleSeeded != "" {
+		r.emit(events.TitleSet, map[string]any{"title": titleSeeded})
+	}
+	if len(names) > 0 {
+		r.emit(events.VariablesSet, map[string]any{"names": names, "locked": true})
+	}
+	r.rec.CurrentTrigger = t
+	// 10. signature check against the opening variables only
+	if trig != nil {
+		if reason := spec.RequiresRefusal(t, trig.Requires, opening); reason != "" {
+			r.warn("workflow", reason)
+			return r.settle(settlement{status: StatusRejected, reason: reason})
+		}
+	}
+	// 11. turn reset
+	r.rec.Rejected, r.rec.Exit, r.rec.StateTurns = "", nil, nil
+	r.rec.Status = StatusRunning
+	// 12. arrival
+	r.emit(events.StateEnter, map[string]any{"state": pos})
+	r.appendTrail(transcript.TrailStep{To: pos, Kind: transcript.TrailTrigger, Reason: t})
+	// 13. the person's message
+	r.appendMessage(transcript.Message{Role: transcript.RoleUser, Text: strings.TrimSpace(in.Message), State: pos})
+	if err := r.commit(); err != nil {
+		return nil, err
+	}
+	// 14. the state loop
+	s, err := r.loop()
+	if err != nil {
+		return nil, r.abandon(err)
+	}
+	return r.settle(s)
+}
+
+// writeSnapshot stores _specs/<hash>.json once per hash; failures are warnings (02 §9.5).
+func (r *run) writeSnapshot(hash string) {
+	_, err := r.e.cfg.Files.WriteIfAbsent(r.ctx, "_specs/"+hash+".json", r.sp.SnapshotJSON())
+	if err != nil {
+		r.warn("spec-snapshot", "failed to persist spec snapshot for hash '"+hash+"': "+err.Error())
+	}
+}
+
+// abandon commits what ran before an error ended the call, then returns the error as the
+// call's result (a cancelled context becomes TurnAbortedError).
+func (r *run) abandon(err error) error {
+	if len(r.pendingMsgs)+len(r.pendingTrail)+len(r.pendingEvents) > 0 {
+		if cerr := r.commit(); cerr != nil {
+			return errors.Join(err, cerr)
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		var nr *SessionNotResumableError
+		if !errors.As(err, &nr) {
+			return &TurnAbortedError{SessionID: r.id, Cause: err}
+		}
+	}
+	return err
+}
+
+// settle commits the final status and builds the Outcome (spec 02 §1.6).
+func (r *run) settle(s settlement) (*Outcome, error) {
+	r.rec.Status = s.status
+	switch s.status {
+	case StatusCompleted:
+		r.rec.Exit = &Exit{Success: true}
+	case StatusFailed:
+		r.rec.Exit = s.exit
+	case StatusRejected:
+		r.rec.Rejected = s.reason
+	}
+	if err := r.commit(); err != nil {
+		return nil, err
+	}
+	out := &Outcome{
+		SessionID:   r.id,
+		Disposition: DispositionTurn,
+		Status:      r.rec.Status,
+		State:       r.rec.State,
+		Reply:       transcript.LastAgentText(r.msgs),
+		Exit:        r.rec.Exit,
+		Variables:   maps.Clone(r.rec.Variables),
+		Messages:    r.msgs,
+		AuditTrail:  r.trail,
+		Turn:        r.rec.Calls,
+	}
+	if !r.rec.Usage.Empty() {
+		u := *r.rec.Usage
+		out.Usage = &u
+	}
+	switch r.rec.Status {
+	case StatusRejected:
+		out.Kind, out.Rejected = KindRejected, r.rec.Rejected
+	case StatusFailed:
+		out.Kind = KindFailed
+	default:
+		out.Kind = KindCompleted
+	}
+	if out.Messages == nil {
+		out.Messages = []transcript.Message{}
+	}
+	if out.AuditTrail == nil {
+		out.AuditTrail = []transcript.TrailStep{}
+	}
+	return out, nil
+}
+
+// hideFromListing redacts skill bundles the current state does not enable (GOV-41).
+func (r *run) hideFromListing(path string, _ bool) bool {
+	rest, ok := strings.CutPrefix(path, kernel.SkillsMount+"/")
+	if !ok {
+		return false
+	}
+	slug, _, _ := strings.Cut(rest, "/")
+	return !slices.Contains(kernel.EnabledSkills(r.sp, r.sp.State(r.rec.State), r.wf.skills), slug)
+}
+
+// surface is a state's disclosed tool names and their Converse specs.
+type surface struct {
+	names []string
+	specs []model.ToolSpec
+}
+
+// surfaceOf returns a state's surface; it depends only on the spec, so it is computed once
+// per call.
+func (r *run) surfaceOf(state string) *surface {
+	if s, ok := r.surfaces[state]; ok {
+		return s
+	}
+	if r.surfaces == nil {
+		r.surfaces = map[string]*surface{}
+	}
+	names := r.mach.Surface(state)
+	s := &surface{names: names, specs: toolSpecs(names)}
+	r.surfaces[state] = s
+	return s
+}
+
+// policy is the kernel's view of the session at this moment.
+func (r *run) policy() *kernel.Policy {
+	return &kernel.Policy{Spec: r.sp, Skills: r.wf.skills, Variables: r.vars(), Surface: func(st string) []string { return r.surfaceOf(st).names }}
+}

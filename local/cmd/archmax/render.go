@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/session"
+)
+
+// renderer prints the state flow as it happens, built on the lifecycle events.
+type renderer struct {
+	mu   sync.Mutex
+	w    io.Writer
+	json bool
+}
+
+func newRenderer(w io.Writer, jsonOut bool) *renderer { return &renderer{w: w, json: jsonOut} }
+
+func (r *renderer) printf(format string, a ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(r.w, format, a...)
+}
+
+func (r *renderer) header(sessionID, workflow string) {
+	if r.json {
+		return
+	}
+	r.printf("session %s · workflow %s\n", sessionID, workflow)
+}
+
+// event renders one lifecycle event.
+func (r *renderer) event(e events.Event) {
+	if r.json {
+		b, _ := json.Marshal(e)
+		r.printf("%s\n", b)
+		return
+	}
+	origin := ""
+	if o := e.Str("origin"); o != "" {
+		origin = " [" + o + "]"
+	}
+	switch e.Type {
+	case events.StateEnter:
+		r.printf("→ %s\n", e.Str("state"))
+	case events.Advance:
+		if e.Str("from") == events.Origin {
+			return
+		}
+		r.printf("  ⇢ %s → %s: %s\n", e.Str("from"), e.Str("to"), e.Str("reason"))
+	case events.StateErrorRouted:
+		r.printf("  ✗ %s failed: %s\n  ⇢ on_error → %s\n", e.Str("state"), e.Str("reason"), e.Str("to"))
+	case events.ToolCalled:
+		r.printf("  ⚙ %s%s %s\n", e.Str("tool"), origin, oneLine(e.Str("detail"), 80))
+	case events.ToolResult:
+		if e.Str("status") == "error" {
+			r.printf("    ! %s\n", oneLine(e.Str("output"), 160))
+		}
+	case events.ToolBlocked:
+		r.printf("  ⛔ %s%s refused (%s): %s\n", e.Str("tool"), origin, e.Str("ruleId"), oneLine(e.Str("reason"), 160))
+	case events.AgentText:
+		r.printf("  💬 %s\n", indent(e.Str("text")))
+	case events.CodeOutput:
+		r.printf("  │ %s\n", e.Str("line"))
+	case events.Raised:
+		r.printf("  ✗ raised %s: %s\n", e.Str("code"), e.Str("reason"))
+	case events.VariablesSet:
+		if names, ok := e.Data["names"].([]string); ok && e.Str("state") != "" {
+			r.printf("  ≔ %s\n", strings.Join(names, ", "))
+		}
+	case events.Warning:
+		r.printf("  ⚠ %s: %s\n", e.Str("scope"), e.Str("message"))
+	}
+}
+
+// outcome prints how the call settled.
+func (r *renderer) outcome(o *session.Outcome) {
+	if r.json {
+		b, _ := json.Marshal(map[string]any{"type": "outcome", "sessionId": o.SessionID, "kind": o.Kind, "state": o.State,
+			"reply": o.Reply, "rejected": o.Rejected, "exit": o.Exit, "usage": o.Usage, "turn": o.Turn})
+		r.printf("%s\n", b)
+		return
+	}
+	switch o.Kind {
+	case session.KindRejected:
+		r.printf("✗ rejected in %s: %s\n", o.State, o.Rejected)
+	case session.KindFailed:
+		r.printf("✗ failed in %s: %s (%s)\n", o.State, o.Exit.Reason, o.Exit.Code)
+	default:
+		r.printf("✔ %s in %s (turn %d)\n", o.Kind, o.State, o.Turn)
+	}
+	if o.Reply != "" {
+		r.printf("reply: %s\n", o.Reply)
+	}
+	if o.Usage != nil {
+		r.printf("usage: in %d · out %d · cache r %d/w %d\n", o.Usage.InputTokens, o.Usage.OutputTokens, o.Usage.CacheReadTokens, o.Usage.CacheCreationTokens)
+	}
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func indent(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n     ") }

@@ -1,0 +1,193 @@
+// Package conversefake is a local peer for Amazon Bedrock's Converse API (DESIGN.md §7):
+// an http.Handler that speaks Converse's REST-JSON wire protocol, enforces Bedrock's request
+// rules on the raw wire JSON, and answers from a spec-05 scripted.Script. It shares no
+// validation code with core/model, so it proves independently that the client never sends a
+// history Bedrock would refuse. ConverseStream is not served.
+package conversefake
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/archmax-ai/archmax/core/model/scripted"
+)
+
+// ErrScriptMismatch is the X-Amzn-Errortype of a call the script cannot answer (no entry
+// left, or an `expect` miss). It is sent with HTTP 400, which no client retries, so the
+// failure surfaces at once with the script's message.
+const ErrScriptMismatch = "ScriptedModelException"
+
+// Requestmetadata keys the fake reads (spec 05 "How the fake knows who is calling").
+const (
+	MetaRole  = "archmax.role"
+	MetaState = "archmax.state"
+	MetaTurn  = "archmax.turn"
+)
+
+// RecordedRequest is one request the fake received, whatever it answered.
+type RecordedRequest struct {
+	ModelID   string
+	Body      json.RawMessage // the raw request body
+	Metadata  map[string]string
+	Status    int    // the HTTP status answered
+	ErrorType string // X-Amzn-Errortype answered, "" on success
+}
+
+// Server serves Converse for one Script. It is safe for concurrent use.
+type Server struct {
+	script    *scripted.Script
+	latencyMs int64
+
+	mu       sync.Mutex
+	requests []RecordedRequest
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithLatencyMs sets the metrics.latencyMs every answer reports (default 1).
+func WithLatencyMs(ms int64) Option { return func(s *Server) { s.latencyMs = ms } }
+
+// New returns a Server answering from s.
+func New(s *scripted.Script, opts ...Option) *Server {
+	srv := &Server{script: s, latencyMs: 1}
+	for _, o := range opts {
+		o(srv)
+	}
+	return srv
+}
+
+// Requests returns a copy of every request received so far, in arrival order.
+func (s *Server) Requests() []RecordedRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]RecordedRequest(nil), s.requests...)
+}
+
+// ServeHTTP answers POST /model/{modelId}/converse. Refusals are Bedrock-shaped: the HTTP
+// status of the error (research D.6), header X-Amzn-Errortype and body {"message": ...}.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := RecordedRequest{}
+	status, errType, body := s.serve(r, &rec)
+	rec.Status, rec.ErrorType = status, errType
+	s.mu.Lock()
+	s.requests = append(s.requests, rec)
+	s.mu.Unlock()
+
+	w.Header().Set("Content-Type", "application/json")
+	if errType != "" {
+		w.Header().Set("X-Amzn-Errortype", errType)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func (s *Server) serve(r *http.Request, rec *RecordedRequest) (status int, errType string, body []byte) {
+	modelID, ok := strings.CutPrefix(r.URL.Path, "/model/")
+	modelID, isConverse := strings.CutSuffix(modelID, "/converse")
+	if !ok || !isConverse || modelID == "" || r.Method != http.MethodPost {
+		return failure(http.StatusNotFound, "UnknownOperationException", fmt.Sprintf("%s %s is not a Converse call", r.Method, r.URL.Path))
+	}
+	rec.ModelID = modelID
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		return failure(http.StatusBadRequest, "ValidationException", "Could not read the request body.")
+	}
+	rec.Body = raw
+
+	var req wireRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return failure(http.StatusBadRequest, "ValidationException", "Malformed input request: "+err.Error())
+	}
+	rec.Metadata = req.RequestMetadata
+	if err := checkRequest(&req, s.script.StrictToolTurns); err != nil {
+		return failure(http.StatusBadRequest, "ValidationException", err.Error())
+	}
+
+	call := callOf(&req)
+	idx := s.script.CallIndex(call.Role)
+	if name, ok := s.script.Fault(call.Role, idx); ok {
+		code, _ := scripted.HTTPStatus(name)
+		return failure(code, name, fmt.Sprintf("Scripted %s for %s call %d.", name, call.Role, idx))
+	}
+	entry, err := s.script.Next(call)
+	if err != nil {
+		return failure(http.StatusBadRequest, ErrScriptMismatch, err.Error())
+	}
+	out, err := json.Marshal(s.response(entry))
+	if err != nil {
+		return failure(http.StatusInternalServerError, "InternalServerException", err.Error())
+	}
+	return http.StatusOK, "", out
+}
+
+func failure(status int, errType, msg string) (int, string, []byte) {
+	body, _ := json.Marshal(map[string]string{"message": msg})
+	return status, errType, body
+}
+
+// callOf builds the scripted call from the request: role (default agent), state and turn from
+// requestMetadata; the newest user text is the last text block of the last user message that
+// has one; the system prompt is its text blocks joined by newlines.
+func callOf(req *wireRequest) scripted.Call {
+	c := scripted.Call{Role: req.RequestMetadata[MetaRole], State: req.RequestMetadata[MetaState]}
+	if c.Role == "" {
+		c.Role = "agent"
+	}
+	c.Turn, _ = strconv.Atoi(req.RequestMetadata[MetaTurn])
+	for i := len(req.Messages) - 1; i >= 0 && c.LastUserText == ""; i-- {
+		if req.Messages[i].Role != "user" {
+			continue
+		}
+		for _, b := range req.Messages[i].Content {
+			if b.Text != nil {
+				c.LastUserText = *b.Text
+			}
+		}
+	}
+	var system []string
+	for _, b := range req.System {
+		if b.Text != nil {
+			system = append(system, *b.Text)
+		}
+	}
+	c.System = strings.Join(system, "\n")
+	if req.ToolConfig != nil {
+		for _, t := range req.ToolConfig.Tools {
+			if t.ToolSpec != nil {
+				c.ToolsOffered = append(c.ToolsOffered, t.ToolSpec.Name)
+			}
+		}
+	}
+	return c
+}
+
+// response renders an entry as a Converse response body. Usage is reported exactly as
+// scripted; totalTokens is input + output + cache read + cache write.
+func (s *Server) response(e *scripted.Entry) wireResponse {
+	var content []wireOutBlock
+	if e.Text != "" {
+		content = append(content, wireOutBlock{Text: &e.Text})
+	}
+	for _, tc := range e.ToolCalls {
+		content = append(content, wireOutBlock{ToolUse: &wireOutToolUse{ToolUseID: tc.ID, Name: tc.Name, Input: tc.Input}})
+	}
+	u := e.Usage
+	resp := wireResponse{StopReason: e.StopReason}
+	resp.Output.Message.Role = "assistant"
+	resp.Output.Message.Content = content
+	resp.Usage = wireUsage{
+		InputTokens:           u.InputTokens,
+		OutputTokens:          u.OutputTokens,
+		TotalTokens:           u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens,
+		CacheReadInputTokens:  u.CacheReadInputTokens,
+		CacheWriteInputTokens: u.CacheWriteInputTokens,
+	}
+	resp.Metrics.LatencyMs = s.latencyMs
+	return resp
+}

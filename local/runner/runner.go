@@ -1,0 +1,142 @@
+// Package runner assembles the engine on the embedded default for local use: specs from a
+// workspace directory, sessions in the fs store under .archmax/, and the model reached
+// through the real Bedrock Converse client — either against Amazon Bedrock or against the
+// in-process Converse-protocol fake serving a scripted model on a loopback port.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/model/bedrock"
+	"github.com/archmax-ai/archmax/core/model/scripted"
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/store/fs"
+	"github.com/archmax-ai/archmax/local/conversefake"
+)
+
+// DefaultModelID is used when neither the spec, --model nor ARCHMAX_MODEL names one.
+const DefaultModelID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+// Options configure a local assembly.
+type Options struct {
+	Workspace   string // the authored tree: workflows/, skills/, AGENTS.md
+	StoreDir    string // session state (default <cwd>/.archmax)
+	ModelScript string // serve this scripted model through the Converse fake
+	Bedrock     bool   // use Amazon Bedrock with the default AWS credential chain
+	ModelID     string // default model id
+	Region      string // AWS region for Bedrock (default from the environment, else us-east-1)
+	Events      events.Handler
+	Clock       func() time.Time
+}
+
+// Env is an assembled local environment. Close it to stop the fake.
+type Env struct {
+	opts   Options
+	model  model.Client
+	fake   *http.Server
+	script *scripted.Script
+}
+
+// Open assembles the environment. Exactly one of ModelScript and Bedrock must be set.
+func Open(ctx context.Context, opts Options) (*Env, error) {
+	if (opts.ModelScript == "") == !opts.Bedrock {
+		return nil, errors.New("choose the model: --model-script FILE (offline, scripted) or --bedrock (Amazon Bedrock)")
+	}
+	if opts.Workspace == "" {
+		opts.Workspace = "."
+	}
+	if opts.StoreDir == "" {
+		opts.StoreDir = ".archmax"
+	}
+	if opts.ModelID == "" {
+		opts.ModelID = os.Getenv("ARCHMAX_MODEL")
+	}
+	if opts.ModelID == "" {
+		opts.ModelID = DefaultModelID
+	}
+	env := &Env{opts: opts}
+	if opts.Bedrock {
+		region := opts.Region
+		if region == "" {
+			region = os.Getenv("AWS_REGION")
+		}
+		c, err := bedrock.New(ctx, bedrock.Config{Region: region})
+		if err != nil {
+			return nil, err
+		}
+		env.model = c
+		return env, nil
+	}
+	src, err := os.ReadFile(opts.ModelScript)
+	if err != nil {
+		return nil, fmt.Errorf("read model script: %w", err)
+	}
+	script, err := scripted.Parse(opts.ModelScript, src)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start the Converse fake: %w", err)
+	}
+	env.script = script
+	env.fake = &http.Server{Handler: conversefake.New(script), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = env.fake.Serve(ln) }()
+	c, err := bedrock.New(ctx, bedrock.Config{
+		Region: "us-east-1", Endpoint: "http://" + ln.Addr().String(),
+		AccessKeyID: "local", SecretAccessKey: "local", MaxAttempts: 3, MaxBackoff: 50 * time.Millisecond,
+	})
+	if err != nil {
+		_ = env.Close()
+		return nil, err
+	}
+	env.model = c
+	return env, nil
+}
+
+// Engine returns an engine for one workflow of the workspace.
+func (env *Env) Engine(workflow string) (*session.Engine, error) {
+	authored, err := fs.OpenFilesReadOnly(env.opts.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	log, err := fs.Open(filepath.Join(env.opts.StoreDir, "log"))
+	if err != nil {
+		return nil, err
+	}
+	files, err := fs.OpenFiles(filepath.Join(env.opts.StoreDir, "files"))
+	if err != nil {
+		return nil, err
+	}
+	return session.New(session.Config{
+		Workflow: workflow,
+		Authored: authored,
+		Log:      log,
+		Files:    files,
+		Model:    env.model,
+		ModelID:  env.opts.ModelID,
+		Events:   env.opts.Events,
+		Clock:    env.opts.Clock,
+		// local leases are short, so a killed run does not lock a session for long
+		LeaseTTL: 30 * time.Second,
+	})
+}
+
+// Close stops the Converse fake, if one was started.
+func (env *Env) Close() error {
+	if env.fake == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return env.fake.Shutdown(ctx)
+}
