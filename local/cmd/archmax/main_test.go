@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const ws = "../../../fixtures/access-desk"
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := execute(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRunPrintsTheFlowAndTheOutcome(t *testing.T) {
+	store := t.TempDir()
+	code, out, errs := run(t, "run", "--workspace", ws, "--store", store, "--session", "cli-1",
+		"--model-script", ws+"/model-scripts/happy.model.yaml",
+		"access-request", "Hi, I'm Dana from the platform team. I need badge access to the east lab, please.")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, errs)
+	}
+	for _, want := range []string{
+		"session cli-1 · workflow access-request",
+		"→ screen", "│ requested area: east-lab (standard)",
+		"⇢ screen → check-grants: East Lab is a standard area; check the requester's team",
+		"→ check-grants", "⚙ read_file skills/access-policy/assets/grants.json",
+		"→ approve", "✔ completed in approve (turn 1)",
+		"reply: Approved — your badge will open the East Lab within the hour, Dana.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRunRefusedToolShowsTheRefusal(t *testing.T) {
+	code, out, _ := run(t, "run", "--workspace", ws, "--store", t.TempDir(),
+		"--model-script", ws+"/model-scripts/refused-tool.model.yaml",
+		"access-request", "Hi, I'm Dana from the platform team. I need badge access to the east lab, please.")
+	if code != exitOK || !strings.Contains(out, "⛔ write_file refused (tool.forbidden-here)") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestRunJSONLines(t *testing.T) {
+	code, out, _ := run(t, "run", "--json", "--workspace", ws, "--store", t.TempDir(),
+		"--model-script", ws+"/model-scripts/declined.model.yaml",
+		"access-request", "This is Ravi from finance, I need access to the west lab.")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	if last["type"] != "outcome" || last["kind"] != "completed" || last["state"] != "decline" {
+		t.Errorf("outcome line = %v", last)
+	}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Errorf("not a JSON line: %q", l)
+		}
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"missing message", []string{"run", "--workspace", ws, "access-request"}, exitUsage, "exactly two arguments"},
+		{"unknown flag", []string{"run", "--frobnicate", "access-request", "hi"}, exitUsage, "unknown flag"},
+		{"no model", []string{"run", "--workspace", ws, "access-request", "hi"}, exitUsage, "choose the model"},
+		{"bad var", []string{"run", "--var", "Bad=1", "--workspace", ws, "--model-script", "x", "access-request", "hi"}, exitUsage, "not a valid variable name"},
+		{"unknown workflow", []string{"run", "--workspace", ws, "--store", t.TempDir(), "--model-script", ws + "/model-scripts/happy.model.yaml", "nope", "hi"}, exitFail, "No workflow.yaml found for workflow 'nope'"},
+		{"unknown command", []string{"frob"}, exitUsage, "unknown command"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errs := run(t, c.args...)
+			if code != c.code || !strings.Contains(errs, c.msg) {
+				t.Errorf("exit %d (want %d), stderr %q (want %q)", code, c.code, errs, c.msg)
+			}
+		})
+	}
+}
+
+// A call the runtime refuses exits 1: an undeclared trigger cannot open a new session.
+func TestRunRefusedCallExitsOne(t *testing.T) {
+	code, out, _ := run(t, "run", "--workspace", ws, "--store", t.TempDir(),
+		"--model-script", ws+"/model-scripts/happy.model.yaml", "--trigger", "email",
+		"access-request", "hi")
+	if code != exitFail {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestParseVars(t *testing.T) {
+	vars, err := parseVars([]string{"n=3", "s=hello", "o={\"a\":[1]}", "q=\"x\""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vars["n"] != float64(3) || vars["s"] != "hello" || vars["q"] != "x" {
+		t.Errorf("vars = %v", vars)
+	}
+	if _, ok := vars["o"].(map[string]any); !ok {
+		t.Errorf("o = %#v", vars["o"])
+	}
+	if _, err := parseVars([]string{"novalue"}); err == nil {
+		t.Error("NAME without '=' must be refused")
+	}
+}

@@ -1,0 +1,145 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/store/fs"
+)
+
+const workspace = "../../fixtures/access-desk"
+
+func script(name string) string { return filepath.Join(workspace, "model-scripts", name+".model.yaml") }
+
+// runTurn runs one turn of the fixture workflow end to end: fs store, the real Bedrock
+// client, the Converse fake serving the script over loopback HTTP.
+func runTurn(t *testing.T, storeDir, modelScript, sessionID, message string) (*session.Outcome, []events.Event) {
+	t.Helper()
+	var mu sync.Mutex
+	var evs []events.Event
+	env, err := Open(context.Background(), Options{Workspace: workspace, StoreDir: storeDir, ModelScript: modelScript,
+		Events: func(e events.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Close() })
+	eng, err := env.Engine("access-request")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := eng.Send(context.Background(), sessionID, session.SendInput{Message: message})
+	if err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	return out, evs
+}
+
+func trail(o *session.Outcome) string {
+	var parts []string
+	for _, s := range o.AuditTrail {
+		parts = append(parts, string(s.Kind)+":"+s.To)
+	}
+	return strings.Join(parts, " ")
+}
+
+const dana = "Hi, I'm Dana from the platform team. I need badge access to the east lab, please."
+
+// The acceptance path of `make run`: the fixture's happy path completes with its reply.
+func TestHappyPathEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	out, evs := runTurn(t, dir, script("happy"), "s-happy", dana)
+	if out.Kind != session.KindCompleted || out.State != "approve" {
+		t.Fatalf("outcome %s in %s: %q", out.Kind, out.State, out.Rejected)
+	}
+	if out.Reply != "Approved — your badge will open the East Lab within the hour, Dana." {
+		t.Errorf("reply = %q", out.Reply)
+	}
+	if got := trail(out); got != "trigger:screen code:check-grants agent:approve" {
+		t.Errorf("trail = %s", got)
+	}
+	if out.Variables["area"].Value != "east-lab" || out.Variables["team"].Value != "platform" {
+		t.Errorf("variables = %+v", out.Variables)
+	}
+	// the grant note landed in the session's scratchpad on disk
+	note, err := os.ReadFile(filepath.Join(dir, "files", "s-happy", "scratchpad", "grant-east-lab.md"))
+	if err != nil || !strings.Contains(string(note), "team: platform") {
+		t.Errorf("grant note = %q, %v", note, err)
+	}
+	// usage is reported as scripted, inclusive of cache reads (02 §11.1)
+	if out.Usage == nil || out.Usage.CacheReadTokens != 4500 || out.Usage.InputTokens != 8140+4500 || out.Usage.OutputTokens != 177 {
+		t.Errorf("usage = %+v", out.Usage)
+	}
+	var lines []string
+	for _, e := range evs {
+		if e.Type == events.CodeOutput {
+			lines = append(lines, e.Str("line"))
+		}
+	}
+	if len(lines) != 1 || lines[0] != "requested area: east-lab (standard)" {
+		t.Errorf("code-output = %q", lines)
+	}
+}
+
+func TestDeclinedEndToEnd(t *testing.T) {
+	out, _ := runTurn(t, t.TempDir(), script("declined"), "s-declined", "This is Ravi from finance, I need access to the west lab.")
+	if out.Kind != session.KindCompleted || out.State != "decline" || !strings.HasPrefix(out.Reply, "Sorry Ravi") {
+		t.Fatalf("outcome %s in %s: %q", out.Kind, out.State, out.Reply)
+	}
+}
+
+func TestRefusedToolCallEndToEnd(t *testing.T) {
+	out, evs := runTurn(t, t.TempDir(), script("refused-tool"), "s-refused", dana)
+	if out.Kind != session.KindCompleted || out.State != "approve" {
+		t.Fatalf("outcome %s in %s", out.Kind, out.State)
+	}
+	var blocked []events.Event
+	for _, e := range evs {
+		if e.Type == events.ToolBlocked {
+			blocked = append(blocked, e)
+		}
+	}
+	if len(blocked) != 1 || blocked[0].Str("tool") != "write_file" || blocked[0].Str("ruleId") != "tool.forbidden-here" {
+		t.Errorf("tool-blocked = %+v", blocked)
+	}
+}
+
+// Two runs on one session, each a separate engine and Converse fake (as two processes):
+// turn 2 opens in the state turn 1 ended in and matches `when: {turn: 2}`.
+func TestTwoTurnsContinueTheSession(t *testing.T) {
+	dir := t.TempDir()
+	first, _ := runTurn(t, dir, script("two-turn"), "demo-1", "Hi, I need a new badge please.")
+	if first.State != "clarify" || first.Turn != 1 || first.Kind != session.KindCompleted {
+		t.Fatalf("turn 1: %s in %s (turn %d)", first.Kind, first.State, first.Turn)
+	}
+	second, _ := runTurn(t, dir, script("two-turn"), "demo-1", "The print room — I'm on the finance team.")
+	if second.Turn != 2 || second.State != "approve" || second.Kind != session.KindCompleted {
+		t.Fatalf("turn 2: %s in %s (turn %d): %q", second.Kind, second.State, second.Turn, second.Rejected)
+	}
+	if got := trail(second); got != "trigger:screen code:clarify trigger:clarify reset:screen code:check-grants agent:approve" {
+		t.Errorf("trail = %s", got)
+	}
+	// the stored head is readable by a fresh store instance
+	log, err := fs.Open(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := log.Get(context.Background(), "demo-1")
+	if err != nil || head.Status != "completed" || head.Messages != int64(len(second.Messages)) {
+		t.Errorf("head = %+v, %v", head, err)
+	}
+}
+
+func TestOpenNeedsExactlyOneModel(t *testing.T) {
+	if _, err := Open(context.Background(), Options{Workspace: workspace}); err == nil {
+		t.Error("no model chosen must be refused")
+	}
+	if _, err := Open(context.Background(), Options{Workspace: workspace, ModelScript: "x", Bedrock: true}); err == nil {
+		t.Error("two models chosen must be refused")
+	}
+}
