@@ -125,11 +125,11 @@ type codeHost struct {
 	st      *spec.State
 	history string
 
-	mu                                        sync.Mutex
-	decided                                   bool
-	advanceTo, advanceReason, advanceCallID   string
-	raise                                     *Exit
-	raiseCallID                               string
+	mu                                      sync.Mutex
+	decided                                 bool
+	advanceTo, advanceReason, advanceCallID string
+	raise                                   *Exit
+	raiseCallID                             string
 }
 
 func decodeArgs(raw json.RawMessage) map[string]any {

@@ -193,7 +193,7 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 
 // newRun loads the session's record, transcript and trail.
 func (e *Engine) newRun(ctx context.Context, id, owner string, head *store.Head, wf *workflowFiles) (*run, error) {
-	r := &run{e: e, ctx: ctx, id: id, owner: owner, head: head, wf: wf, sp: wf.spec}
+	r := &run{e: e, ctx: ctx, id: id, owner: owner, head: head, wf: wf, sp: wf.spec, leasedAt: e.cfg.Clock()}
 	r.isNew = head.Version == 0
 	if r.isNew {
 		now := e.now()

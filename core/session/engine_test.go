@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/transcript"
 )
@@ -502,4 +505,40 @@ func TestSpecSnapshotWrittenOncePerHash(t *testing.T) {
 		t.Fatalf("snapshots = %+v, %v", list, err)
 	}
 	_ = out
+}
+
+// DESIGN §3: a long turn keeps its lease by renewing it at commits; a writer that lost
+// its lease to another writer cannot commit (SessionNotResumableError, never an overwrite).
+func TestLeaseRenewalAndLoss(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	tick := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+
+	h := newHarness(t, strings.Replace(twoAgents, "    requires: [topic]\n", "", 1), nil)
+	h.log.Clock = clock
+	h.cfg.Clock, h.cfg.LeaseTTL = clock, 3*time.Second
+	slow := func(r reply) reply {
+		return func(req *model.Request) (*model.Response, error) { tick(2 * time.Second); return r(req) }
+	}
+	look := calls("", call{"archmax_get_variables", map[string]any{}})
+	h.script(slow(look), slow(look), slow(look), slow(says("done")))
+	out := h.send("s1", "hi", nil) // 8 s of model time under a 3 s lease
+	if out.Kind != KindCompleted {
+		t.Fatalf("kind = %s", out.Kind)
+	}
+
+	// another writer takes over once the lease expired mid-turn: the first writer's commit fails
+	h.script(func(req *model.Request) (*model.Response, error) {
+		tick(10 * time.Second)
+		if _, err := h.log.Acquire(context.Background(), "s1", "intruder", time.Minute); err != nil {
+			t.Errorf("intruder could not take the expired lease: %v", err)
+		}
+		return says("late")(req)
+	})
+	_, err := h.engine().Send(context.Background(), "s1", SendInput{Message: "again"})
+	var nr *SessionNotResumableError
+	if !errors.As(err, &nr) {
+		t.Fatalf("err = %v, want SessionNotResumableError", err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -46,6 +47,7 @@ type run struct {
 	// pending items, appended after the head's counters at the next commit
 	pendingMsgs, pendingTrail, pendingEvents []json.RawMessage
 	steps                                    int
+	leasedAt                                 time.Time // when the lease was last taken or renewed
 }
 
 // settlement is how the state loop ended.
@@ -115,6 +117,9 @@ func (r *run) commit() error {
 	// a commit must land even when the caller's context was just cancelled: what ran is kept
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), r.e.cfg.LeaseTTL)
 	defer cancel()
+	if err := r.renewLease(cctx); err != nil {
+		return err
+	}
 	stored, err := r.e.cfg.Log.Commit(cctx, r.id, r.owner, c)
 	if errors.Is(err, store.ErrConflict) {
 		return &SessionNotResumableError{SessionID: r.id, Status: string(r.rec.Status)}
@@ -124,6 +129,23 @@ func (r *run) commit() error {
 	}
 	r.head = stored
 	r.pendingMsgs, r.pendingTrail, r.pendingEvents = nil, nil, nil
+	return nil
+}
+
+// renewLease re-takes this writer's lease once a third of it has passed, so a long turn
+// keeps its session; losing it to another writer is SessionNotResumableError.
+func (r *run) renewLease(ctx context.Context) error {
+	now := r.e.cfg.Clock()
+	if now.Sub(r.leasedAt) < r.e.cfg.LeaseTTL/3 {
+		return nil
+	}
+	if _, err := r.e.cfg.Log.Acquire(ctx, r.id, r.owner, r.e.cfg.LeaseTTL); err != nil {
+		if errors.Is(err, store.ErrLeaseHeld) {
+			return &SessionNotResumableError{SessionID: r.id, Status: string(r.rec.Status)}
+		}
+		return err
+	}
+	r.leasedAt = now
 	return nil
 }
 

@@ -2,13 +2,16 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store/fs"
 )
@@ -141,5 +144,47 @@ func TestOpenNeedsExactlyOneModel(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), Options{Workspace: workspace, ModelScript: "x", Bedrock: true}); err == nil {
 		t.Error("two models chosen must be refused")
+	}
+}
+
+// DESIGN §6: throttling is retried in the client's one retry layer; when it gives up, Send
+// returns the typed model error and keeps what was committed (02 §15 Q9).
+func TestThrottlingRetriedThenGivenUp(t *testing.T) {
+	write := func(times int) string {
+		p := filepath.Join(t.TempDir(), "throttle.model.yaml")
+		src := "agent:\n  - when: { state: clarify }\n    text: Which area?\nerrors:\n  - { role: agent, call: 0, error: ThrottlingException, times: " + strconv.Itoa(times) + " }\n"
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	out, _ := runTurn(t, t.TempDir(), write(2), "s-retry", "I need a badge.")
+	if out.Kind != session.KindCompleted || out.Reply != "Which area?" {
+		t.Fatalf("after two throttles: %s %q", out.Kind, out.Reply)
+	}
+
+	dir := t.TempDir()
+	env, err := Open(context.Background(), Options{Workspace: workspace, StoreDir: dir, ModelScript: write(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	eng, err := env.Engine("access-request")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = eng.Send(context.Background(), "s-giveup", session.SendInput{Message: "I need a badge."})
+	var ce *model.CallError
+	if !errors.As(err, &ce) || ce.Code != "ThrottlingException" || ce.Attempts != 3 {
+		t.Fatalf("err = %v (%+v), want a ThrottlingException CallError after 3 attempts", err, ce)
+	}
+	// what ran before the model call (the code state's move) was committed
+	log, err := fs.Open(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := log.Get(context.Background(), "s-giveup")
+	if err != nil || head.Trail != 2 || head.Status != "running" {
+		t.Errorf("head after give-up = %+v, %v", head, err)
 	}
 }

@@ -15,7 +15,7 @@
 //	sessions/<sessionId>/e/<seq>.json   event <seq>
 //	idempotency/.lock                   flock(2) target serialising RememberIdempotent
 //	idempotency/<sha256(key)>.json      {"key", "value" (base64), "expiresAt"}
-//	trash/<random>/                     a deleted session while its files are removed
+//	trash/<random>/                     a deleted session while its files are removed (swept by Open)
 //
 // # Concurrency and crash safety (02 §9.3, 15-Q1–Q3)
 //
@@ -83,6 +83,12 @@ func Open(dir string) (*Store, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	// Sweep deleted sessions whose removal was cut short (best effort, see removeSession).
+	if entries, err := iofs.ReadDir(root.FS(), trashDir); err == nil {
+		for _, e := range entries {
+			root.RemoveAll(path.Join(trashDir, e.Name()))
+		}
 	}
 	return &Store{root: root}, nil
 }
@@ -411,15 +417,18 @@ func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
 	return existed, nil
 }
 
-// removeSession removes a locked session directory: it first renames it into trash/, so
-// the session's path is free at once (writers waiting on the old lock file, or arriving
-// now, start over on a fresh directory) and nothing can write into the tree being removed.
+// removeSession removes a locked session directory. Renaming it into trash/ is the
+// deletion: the session's path is free at once, and writers waiting on the old lock file
+// (or arriving now) start over on a fresh directory. Clearing the trash is best effort: a
+// writer that resolved the old directory just before the rename may still create its lock
+// file there, and Open sweeps whatever is left.
 func (s *Store) removeSession(dir string) error {
 	trash := path.Join(trashDir, rand.Text())
 	if err := s.root.Rename(dir, trash); err != nil {
 		return err
 	}
-	return s.root.RemoveAll(trash)
+	s.root.RemoveAll(trash)
+	return nil
 }
 
 // view reads the committed head of dir and attaches the lease when it is live at now.
