@@ -109,6 +109,13 @@ func (env *Env) Engine(workflow string) (*session.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(env.opts.StoreDir, 0o755); err != nil {
+		return nil, err
+	}
+	// keep session state out of the user's repository even without a .gitignore entry
+	if ign := filepath.Join(env.opts.StoreDir, ".gitignore"); !fileExists(ign) {
+		_ = os.WriteFile(ign, []byte("*\n"), 0o644)
+	}
 	log, err := fs.Open(filepath.Join(env.opts.StoreDir, "log"))
 	if err != nil {
 		return nil, err
@@ -129,6 +136,11 @@ func (env *Env) Engine(workflow string) (*session.Engine, error) {
 		// local leases are short, so a killed run does not lock a session for long
 		LeaseTTL: 30 * time.Second,
 	})
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // Close stops the Converse fake, if one was started.

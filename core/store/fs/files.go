@@ -17,7 +17,7 @@ import (
 var (
 	// ErrInvalidKey is returned (wrapped, with the key) for a key that is empty, absolute,
 	// has an empty, "." or ".." segment, or contains a NUL byte.
-	ErrInvalidKey = errors.New("invalid file key")
+	ErrInvalidKey = store.ErrInvalidKey
 	// ErrReadOnly is returned (wrapped, with the key) by the writes and deletes of a tree
 	// opened with OpenFilesReadOnly.
 	ErrReadOnly = errors.New("read-only file tree")
@@ -65,7 +65,7 @@ func (f *Files) Close() error { return f.root.Close() }
 
 // Read implements store.Files: the bytes at key, or store.ErrNotFound (also for a folder).
 func (f *Files) Read(ctx context.Context, key string) ([]byte, error) {
-	if err := checkKey(ctx, key); err != nil {
+	if err := store.CheckKey(ctx, key); err != nil {
 		return nil, err
 	}
 	data, err := f.root.ReadFile(key)
@@ -158,7 +158,7 @@ func (f *Files) List(ctx context.Context, prefix string) ([]store.FileInfo, erro
 	dir := strings.TrimSuffix(prefix, "/")
 	if dir == "" {
 		dir = "."
-	} else if err := checkKey(ctx, dir); err != nil {
+	} else if err := store.CheckKey(ctx, dir); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -193,7 +193,7 @@ func (f *Files) List(ctx context.Context, prefix string) ([]store.FileInfo, erro
 // asks for a folder only), else store.ErrNotFound.
 func (f *Files) Stat(ctx context.Context, key string) (*store.FileInfo, error) {
 	name, wantDir := strings.CutSuffix(key, "/")
-	if err := checkKey(ctx, name); err != nil {
+	if err := store.CheckKey(ctx, name); err != nil {
 		return nil, err
 	}
 	info, err := f.root.Stat(name)
@@ -210,7 +210,7 @@ func (f *Files) Stat(ctx context.Context, key string) (*store.FileInfo, error) {
 }
 
 func (f *Files) writable(ctx context.Context, key string) error {
-	if err := checkKey(ctx, key); err != nil {
+	if err := store.CheckKey(ctx, key); err != nil {
 		return err
 	}
 	if f.readOnly {
@@ -223,18 +223,4 @@ func (f *Files) writable(ctx context.Context, key string) error {
 // through a file, as "a.txt/b").
 func notFound(err error) bool {
 	return errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
-}
-
-// checkKey refuses keys that are not clean relative slash paths (see ErrInvalidKey), then
-// reports ctx's error.
-func checkKey(ctx context.Context, key string) error {
-	if key == "" || strings.IndexByte(key, 0) >= 0 {
-		return fmt.Errorf("%w %q", ErrInvalidKey, key)
-	}
-	for seg := range strings.SplitSeq(key, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("%w %q: empty, \".\" or \"..\" segment", ErrInvalidKey, key)
-		}
-	}
-	return ctx.Err()
 }

@@ -203,7 +203,7 @@ func (s *Store) Commit(ctx context.Context, sessionID, owner string, c *store.Co
 	if old.Version != c.ExpectedVersion {
 		return nil, fmt.Errorf("commit %s: %w (version %d, expected %d)", sessionID, store.ErrConflict, old.Version, c.ExpectedVersion)
 	}
-	if err := checkCommit(old, c); err != nil {
+	if err := c.Validate(old); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", sessionID, err)
 	}
 	for _, lg := range []struct {
@@ -302,11 +302,11 @@ func (s *Store) items(ctx context.Context, sessionID, sub string, from, to int64
 // List implements store.Log: committed heads, newest UpdatedAt first (ties by session id),
 // filtered by opts and paged with an opaque cursor.
 func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Head, string, error) {
-	heads, err := s.scan(ctx, func(h *store.Head) bool { return matches(h, opts) })
+	heads, err := s.scan(ctx, func(h *store.Head) bool { return store.Matches(h, opts) })
 	if err != nil {
 		return nil, "", err
 	}
-	return page(heads, opts)
+	return store.PageHeads(heads, opts)
 }
 
 // ListDueParks implements store.Log: up to limit heads (limit <= 0 means 50) whose ParkDue
@@ -316,7 +316,7 @@ func (s *Store) ListDueParks(ctx context.Context, now string, limit int) ([]*sto
 	if err != nil {
 		return nil, err
 	}
-	return dueFirst(heads, limit), nil
+	return store.DueFirst(heads, limit), nil
 }
 
 // scan returns every committed head accepted by keep. Directories without a head (a lease
@@ -494,36 +494,25 @@ func encodeHead(h *store.Head) ([]byte, error) {
 	return append(data, '}'), nil
 }
 
+// maxDirName bounds a session's directory name below the 255-byte file-name limit of
+// common file systems; longer ids (up to the spec's 512 bytes) use a digest instead.
+const maxDirName = 200
+
 // sessionDir returns the directory of sessionID relative to the root, refusing ids that
-// are not a single path segment.
+// are not a single path segment. An id longer than maxDirName bytes is stored under
+// "=<sha256 of the id>" (head.json keeps the id itself).
 func sessionDir(ctx context.Context, sessionID string) (string, error) {
 	if sessionID == "" || sessionID == "." || sessionID == ".." || strings.ContainsAny(sessionID, "/\\\x00") {
 		return "", fmt.Errorf("invalid session id %q", sessionID)
 	}
-	return path.Join(sessionsDir, sessionID), ctx.Err()
+	name := sessionID
+	if len(name) > maxDirName {
+		sum := sha256.Sum256([]byte(sessionID))
+		name = "=" + hex.EncodeToString(sum[:])
+	}
+	return path.Join(sessionsDir, name), ctx.Err()
 }
 
 func itemPath(dir string, seq int64) string {
 	return path.Join(dir, fmt.Sprintf("%0*d.json", seqDigits, seq))
-}
-
-// checkCommit validates c against the stored head old: each counter must grow by exactly
-// the number of items committed to its log, and Body must be JSON when present.
-func checkCommit(old *store.Head, c *store.Commit) error {
-	for _, k := range []struct {
-		log            string
-		old, new, adds int64
-	}{
-		{"messages", old.Messages, c.Head.Messages, int64(len(c.Messages))},
-		{"trail", old.Trail, c.Head.Trail, int64(len(c.Trail))},
-		{"events", old.Events, c.Head.Events, int64(len(c.Events))},
-	} {
-		if k.new != k.old+k.adds {
-			return fmt.Errorf("%s counter %d does not equal %d stored plus %d new items", k.log, k.new, k.old, k.adds)
-		}
-	}
-	if len(c.Head.Body) > 0 && !json.Valid(c.Head.Body) {
-		return errors.New("head body is not valid JSON")
-	}
-	return nil
 }

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -263,5 +265,33 @@ func TestDeleteRacingWriters(t *testing.T) {
 	close(done)
 	if err := <-errc; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Session ids may be 512 bytes (01 §6.3) while file names stop at 255: a long id is stored
+// under a digest and still lists and reads back as itself.
+func TestLongSessionIDs(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id := strings.Repeat("x", 500)
+	h, err := s.Acquire(ctx, id, "o", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &store.Commit{ExpectedVersion: h.Version, Head: store.Head{Workflow: "wf", Status: "running", UpdatedAt: "2026-01-01T00:00:00.000Z", Messages: 1},
+		Messages: []json.RawMessage{json.RawMessage(`{"n":1}`)}}
+	if _, err := s.Commit(ctx, id, "o", c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, id)
+	if err != nil || got.SessionID != id || got.Messages != 1 {
+		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	heads, _, err := s.List(ctx, store.ListOptions{})
+	if err != nil || len(heads) != 1 || heads[0].SessionID != id {
+		t.Fatalf("List = %+v, %v", heads, err)
 	}
 }

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,7 +12,7 @@ import (
 
 // ErrInvalidKey is returned (wrapped, with the key) for a key that is empty, absolute,
 // has an empty, "." or ".." segment, or contains a NUL byte.
-var ErrInvalidKey = errors.New("invalid file key")
+var ErrInvalidKey = store.ErrInvalidKey
 
 // Files is an in-memory store.Files. The zero value is not usable; call NewFiles.
 type Files struct {
@@ -28,7 +27,7 @@ func NewFiles() *Files { return &Files{files: map[string][]byte{}} }
 
 // Read implements store.Files: a copy of the bytes at key, or store.ErrNotFound.
 func (f *Files) Read(ctx context.Context, key string) ([]byte, error) {
-	if err := checkKey(ctx, key); err != nil {
+	if err := store.CheckKey(ctx, key); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -42,7 +41,7 @@ func (f *Files) Read(ctx context.Context, key string) ([]byte, error) {
 
 // Write implements store.Files: it stores a copy of data at key.
 func (f *Files) Write(ctx context.Context, key string, data []byte) error {
-	if err := checkKey(ctx, key); err != nil {
+	if err := store.CheckKey(ctx, key); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -53,7 +52,7 @@ func (f *Files) Write(ctx context.Context, key string, data []byte) error {
 
 // WriteIfAbsent implements store.Files: it stores a copy of data only if key is free.
 func (f *Files) WriteIfAbsent(ctx context.Context, key string, data []byte) (bool, error) {
-	if err := checkKey(ctx, key); err != nil {
+	if err := store.CheckKey(ctx, key); err != nil {
 		return false, err
 	}
 	f.mu.Lock()
@@ -67,7 +66,7 @@ func (f *Files) WriteIfAbsent(ctx context.Context, key string, data []byte) (boo
 
 // Delete implements store.Files: it removes the file at key, or returns store.ErrNotFound.
 func (f *Files) Delete(ctx context.Context, key string) error {
-	if err := checkKey(ctx, key); err != nil {
+	if err := store.CheckKey(ctx, key); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -114,7 +113,7 @@ func (f *Files) List(ctx context.Context, prefix string) ([]store.FileInfo, erro
 // asks for a folder only), else store.ErrNotFound.
 func (f *Files) Stat(ctx context.Context, key string) (*store.FileInfo, error) {
 	name, wantDir := strings.CutSuffix(key, "/")
-	if err := checkKey(ctx, name); err != nil {
+	if err := store.CheckKey(ctx, name); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
@@ -138,22 +137,8 @@ func folder(ctx context.Context, prefix string) (string, error) {
 	if prefix == "" {
 		return "", ctx.Err()
 	}
-	if err := checkKey(ctx, prefix); err != nil {
+	if err := store.CheckKey(ctx, prefix); err != nil {
 		return "", err
 	}
 	return prefix + "/", nil
-}
-
-// checkKey refuses keys that are not clean relative slash paths (see ErrInvalidKey), then
-// reports ctx's error.
-func checkKey(ctx context.Context, key string) error {
-	if key == "" || strings.IndexByte(key, 0) >= 0 {
-		return fmt.Errorf("%w %q", ErrInvalidKey, key)
-	}
-	for seg := range strings.SplitSeq(key, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("%w %q: empty, \".\" or \"..\" segment", ErrInvalidKey, key)
-		}
-	}
-	return ctx.Err()
 }

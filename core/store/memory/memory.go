@@ -114,7 +114,7 @@ func (s *Store) Commit(ctx context.Context, sessionID, owner string, c *store.Co
 	if old.Version != c.ExpectedVersion {
 		return nil, fmt.Errorf("commit %s: %w (version %d, expected %d)", sessionID, store.ErrConflict, old.Version, c.ExpectedVersion)
 	}
-	if err := checkCommit(old, c); err != nil {
+	if err := c.Validate(old); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", sessionID, err)
 	}
 	ss.messages = append(ss.messages[:old.Messages], copyItems(c.Messages)...)
@@ -186,11 +186,11 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Head
 	now := s.now()
 	var heads []*store.Head
 	for _, ss := range s.sessions {
-		if ss.head != nil && matches(ss.head, opts) {
+		if ss.head != nil && store.Matches(ss.head, opts) {
 			heads = append(heads, s.view(ss, now))
 		}
 	}
-	return page(heads, opts)
+	return store.PageHeads(heads, opts)
 }
 
 // ListDueParks implements store.Log: up to limit heads (limit <= 0 means 50) whose ParkDue
@@ -208,7 +208,7 @@ func (s *Store) ListDueParks(ctx context.Context, now string, limit int) ([]*sto
 			heads = append(heads, s.view(ss, t))
 		}
 	}
-	return dueFirst(heads, limit), nil
+	return store.DueFirst(heads, limit), nil
 }
 
 // RememberIdempotent implements store.Log: the first unexpired value under key wins.
@@ -258,27 +258,6 @@ func checkAcquire(ctx context.Context, sessionID, owner string, ttl time.Duratio
 		return fmt.Errorf("acquire %s: non-positive lease ttl %v", sessionID, ttl)
 	}
 	return ctx.Err()
-}
-
-// checkCommit validates c against the stored head old: each counter must grow by exactly
-// the number of items committed to its log, and Body must be JSON when present.
-func checkCommit(old *store.Head, c *store.Commit) error {
-	for _, k := range []struct {
-		log            string
-		old, new, adds int64
-	}{
-		{"messages", old.Messages, c.Head.Messages, int64(len(c.Messages))},
-		{"trail", old.Trail, c.Head.Trail, int64(len(c.Trail))},
-		{"events", old.Events, c.Head.Events, int64(len(c.Events))},
-	} {
-		if k.new != k.old+k.adds {
-			return fmt.Errorf("%s counter %d does not equal %d stored plus %d new items", k.log, k.new, k.old, k.adds)
-		}
-	}
-	if len(c.Head.Body) > 0 && !json.Valid(c.Head.Body) {
-		return fmt.Errorf("head body is not valid JSON")
-	}
-	return nil
 }
 
 func copyHead(h *store.Head) *store.Head {

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Shared by every adapter, so they agree on validation, listing order and cursors.
+
+var (
+	// ErrInvalidCommit: a commit whose counters do not match its items, or whose body is not JSON.
+	ErrInvalidCommit = errors.New("invalid commit")
+	// ErrInvalidKey: a file key that is not a clean relative slash path.
+	ErrInvalidKey = errors.New("invalid file key")
+)
+
+// Validate checks c against the stored head old (every adapter calls it before writing): each counter must grow by exactly
+// the number of items committed to its log, and Body must be JSON when present.
+func (c *Commit) Validate(old *Head) error {
+	for _, k := range []struct {
+		log            string
+		old, new, adds int64
+	}{
+		{"messages", old.Messages, c.Head.Messages, int64(len(c.Messages))},
+		{"trail", old.Trail, c.Head.Trail, int64(len(c.Trail))},
+		{"events", old.Events, c.Head.Events, int64(len(c.Events))},
+	} {
+		if k.new != k.old+k.adds {
+			return fmt.Errorf("%w: %s counter %d does not equal %d stored plus %d new items", ErrInvalidCommit, k.log, k.new, k.old, k.adds)
+		}
+	}
+	if len(c.Head.Body) > 0 && !json.Valid(c.Head.Body) {
+		return fmt.Errorf("%w: head body is not valid JSON", ErrInvalidCommit)
+	}
+	return nil
+}
+
+// CheckKey refuses file keys that are not clean relative slash paths (ErrInvalidKey):
+// empty, containing NUL, or with an empty, "." or ".." segment; then it reports ctx's error.
+func CheckKey(ctx context.Context, key string) error {
+	if key == "" || strings.IndexByte(key, 0) >= 0 {
+		return fmt.Errorf("%w %q", ErrInvalidKey, key)
+	}
+	for seg := range strings.SplitSeq(key, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return fmt.Errorf("%w %q: empty, \".\" or \"..\" segment", ErrInvalidKey, key)
+		}
+	}
+	return ctx.Err()
+}
+
+// DefaultLimit is the page size of List and ListDueParks when the caller gives none.
+const DefaultLimit = 50
+
+// cursor is the position after the last head of a page in the listing order.
+type cursor struct {
+	UpdatedAt string `json:"u"`
+	SessionID string `json:"s"`
+}
+
+// Matches reports whether h passes opts' workflow and status filters.
+func Matches(h *Head, opts ListOptions) bool {
+	return (opts.Workflow == "" || h.Workflow == opts.Workflow) && (opts.Status == "" || h.Status == opts.Status)
+}
+
+// newestFirst orders heads by UpdatedAt descending, then session id ascending.
+func newestFirst(a, b *Head) int {
+	return cmp.Or(cmp.Compare(b.UpdatedAt, a.UpdatedAt), cmp.Compare(a.SessionID, b.SessionID))
+}
+
+// PageHeads sorts the filtered heads and returns the page after opts.Cursor with the cursor of
+// the next page ("" when this page is the last).
+func PageHeads(heads []*Head, opts ListOptions) ([]*Head, string, error) {
+	slices.SortFunc(heads, newestFirst)
+	if opts.Cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(opts.Cursor)
+		var after cursor
+		if err == nil {
+			err = json.Unmarshal(raw, &after)
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("list: invalid cursor %q", opts.Cursor)
+		}
+		pos := &Head{UpdatedAt: after.UpdatedAt, SessionID: after.SessionID}
+		i, found := slices.BinarySearchFunc(heads, pos, newestFirst)
+		if found {
+			i++
+		}
+		heads = heads[i:]
+	}
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	if len(heads) <= limit {
+		return heads, "", nil
+	}
+	last := heads[limit-1]
+	raw, err := json.Marshal(cursor{UpdatedAt: last.UpdatedAt, SessionID: last.SessionID})
+	if err != nil {
+		return nil, "", err
+	}
+	return heads[:limit], base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
+// DueFirst sorts heads by ParkDue ascending (then session id) and keeps the first limit
+// (limit <= 0 means DefaultLimit).
+func DueFirst(heads []*Head, limit int) []*Head {
+	slices.SortFunc(heads, func(a, b *Head) int {
+		return cmp.Or(cmp.Compare(a.ParkDue, b.ParkDue), cmp.Compare(a.SessionID, b.SessionID))
+	})
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	return heads[:min(limit, len(heads))]
+}
