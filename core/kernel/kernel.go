@@ -445,9 +445,9 @@ func (p *Policy) guardAll(e spec.ToolEntry, a Action) (bool, *spec.UnresolvedRef
 		}
 	}
 	for _, g := range e.Args {
-		vals, present := argValues(a.Args, g.Name)
-		if !present {
-			return false, nil, ""
+		vals, ok := argValues(a.Args, g.Name)
+		if !ok {
+			return false, nil, "" // absent, empty or non-scalar: nothing to match (GOV-30)
 		}
 		for _, v := range vals {
 			ok, unres, gl := p.matchAny(g.Globs, v)
@@ -471,7 +471,13 @@ func (p *Policy) guardAny(e spec.ToolEntry, a Action) bool {
 		}
 	}
 	for _, g := range e.Args {
-		vals, _ := argValues(a.Args, g.Name)
+		vals, ok := argValues(a.Args, g.Name)
+		if !ok {
+			if _, present := argValue(a.Args, g.Name); present {
+				return true // a guarded argument the guard cannot read fails closed
+			}
+			continue
+		}
 		for _, v := range vals {
 			if ok, unres, _ := p.matchAny(g.Globs, v); ok || unres != nil {
 				return true
@@ -498,8 +504,8 @@ func (p *Policy) matchAny(globs []string, value string) (bool, *spec.UnresolvedR
 	return false, nil, ""
 }
 
-// argValues reads a guarded argument (dotted keys read nested objects) as strings.
-func argValues(args map[string]any, name string) ([]string, bool) {
+// argValue reads a guarded argument; dotted names read nested objects.
+func argValue(args map[string]any, name string) (any, bool) {
 	var cur any = args
 	for _, seg := range strings.Split(name, ".") {
 		m, ok := cur.(map[string]any)
@@ -510,22 +516,36 @@ func argValues(args map[string]any, name string) ([]string, bool) {
 			return nil, false
 		}
 	}
-	switch v := cur.(type) {
-	case []any:
-		var out []string
-		for _, e := range v {
-			if s, ok := spec.ScalarString(e); ok {
-				out = append(out, canonicalOrRaw(s))
+	return cur, true
+}
+
+// argValues reads a guarded argument as strings: a scalar, or a non-empty list of scalars.
+// ok is false when the argument is absent, null, an object, an empty list or a list holding
+// anything but scalars — a value a guard cannot match.
+func argValues(args map[string]any, name string) ([]string, bool) {
+	v, present := argValue(args, name)
+	if !present {
+		return nil, false
+	}
+	if list, isList := v.([]any); isList {
+		if len(list) == 0 {
+			return nil, false
+		}
+		out := make([]string, 0, len(list))
+		for _, e := range list {
+			s, ok := spec.ScalarString(e)
+			if !ok {
+				return nil, false
 			}
+			out = append(out, canonicalOrRaw(s))
 		}
 		return out, true
-	default:
-		s, ok := spec.ScalarString(v)
-		if !ok {
-			return nil, true
-		}
-		return []string{canonicalOrRaw(s)}, true
 	}
+	s, ok := spec.ScalarString(v)
+	if !ok {
+		return nil, false
+	}
+	return []string{canonicalOrRaw(s)}, true
 }
 
 func canonicalOrRaw(s string) string {

@@ -163,3 +163,28 @@ func TestEnabledSkills(t *testing.T) {
 		t.Errorf("enabled in done = %v", got)
 	}
 }
+
+// GOV-30: an args guard must see a value to match; null, an object or an empty list covers
+// nothing in a grant, and fails closed in a denial.
+func TestArgGuardsNeedMatchableValues(t *testing.T) {
+	p := policy(t, map[string]any{"ticket": "T-1"})
+	for _, v := range []any{nil, []any{}, map[string]any{"a": 1.0}, []any{map[string]any{}}, []any{"eu-x", nil}} {
+		if got := decide(p, "work", "lookup_customer", map[string]any{"region": v}, OriginAgent); got.Allow {
+			t.Errorf("region %#v allowed: %+v", v, got)
+		}
+	}
+	if got := decide(p, "work", "lookup_customer", map[string]any{"region": []any{"eu-a", "eu-b"}}, OriginAgent); !got.Allow {
+		t.Errorf("every element matching must allow: %+v", got)
+	}
+	sp, err := spec.Load("wf", "w.yaml", []byte("states:\n  s:\n    triggers:\n      manual:\n    tools:\n      allow: [lookup]\n      forbid:\n        - { tool: lookup, args: { region: [\"us-*\"] } }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &Policy{Spec: sp}
+	if got := Decide(q, Action{Tool: "lookup", State: "s", Args: map[string]any{"region": map[string]any{"x": "us-1"}}}); got.Allow || got.RuleID != RuleForbiddenHere {
+		t.Errorf("an unreadable guarded argument must fire the denial: %+v", got)
+	}
+	if got := Decide(q, Action{Tool: "lookup", State: "s", Args: map[string]any{"region": "eu-1"}}); !got.Allow {
+		t.Errorf("a non-matching value passes the denial: %+v", got)
+	}
+}

@@ -69,9 +69,13 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 		}
 	}
 	if resp.StopReason == model.StopMaxTokens && len(calls) > 0 {
-		// a half-written call is never executed nor checkpointed (DESIGN.md §6)
+		// a half-written call is never executed nor checkpointed (DESIGN.md §6); with no
+		// text either, the state cannot go on: it fails (through on_error)
 		calls = nil
 		r.warn("model", truncatedToolCall)
+		if strings.TrimSpace(text.String()) == "" {
+			return stepResult{failure: truncatedToolCall}, nil
+		}
 	}
 	msg := r.appendMessage(transcript.Message{Role: transcript.RoleAssistant, Text: text.String(), ToolCalls: calls, State: st.Slug})
 	if t := strings.TrimSpace(msg.Text); t != "" {
@@ -307,10 +311,10 @@ func (r *run) callTool(ctx context.Context, tool string, args map[string]any) (s
 }
 
 // knownTool reports whether a name is a tool at all (GOV-12): anything this runtime
-// implements, or a name governance must answer for (eval, task, delegation tools).
+// implements, or a name governance must answer for (eval, task, delegation tools). A
+// spec-defined tool this runtime does not offer yet is "not a tool" here.
 func knownTool(name string) bool {
-	return available(name) || spec.IsEssentialTool(name) || spec.IsControlTool(name) ||
-		name == "eval" || name == "task" || spec.IsWorkflowToolName(name)
+	return available(name) || name == "eval" || name == "task" || spec.IsWorkflowToolName(name)
 }
 
 // detailOf is the first non-blank of file_path, path, to, pattern, command, url (02 §12.2).

@@ -171,12 +171,21 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 	owner := e.cfg.Owner + "/" + uuid.NewString()
 	head, err := e.cfg.Log.Acquire(ctx, id, owner, e.cfg.LeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
-		return nil, &SessionNotResumableError{SessionID: id}
+		busy := &SessionNotResumableError{SessionID: id}
+		if h, gerr := e.cfg.Log.Get(ctx, id); gerr == nil {
+			busy.Status = h.Status
+			if h.Lease != nil {
+				busy.LeaseExpiresAt = spec.FormatInstant(h.Lease.ExpiresAt)
+			}
+		}
+		return nil, busy
 	}
 	if err != nil {
 		return nil, err
 	}
+	stopKeeper := e.keepLease(ctx, id, owner)
 	defer func() {
+		stopKeeper()
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		_ = e.cfg.Log.Release(rctx, id, owner)
@@ -189,6 +198,30 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 		return nil, &WorkflowMismatchError{SessionID: id, Workflow: r.rec.Workflow, Requested: e.cfg.Workflow}
 	}
 	return r.turn(in, seeds)
+}
+
+// keepLease renews the writer's lease every third of its TTL while a call runs, so a model
+// call longer than the lease does not let another writer in (DESIGN.md §3). The returned
+// func stops it and waits for it.
+func (e *Engine) keepLease(ctx context.Context, id, owner string) func() {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(e.cfg.LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.LeaseTTL/3)
+				_, _ = e.cfg.Log.Acquire(rctx, id, owner, e.cfg.LeaseTTL) // a lost lease surfaces at the next commit
+				cancel()
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
 }
 
 // newRun loads the session's record, transcript and trail.

@@ -542,3 +542,72 @@ func TestLeaseRenewalAndLoss(t *testing.T) {
 		t.Fatalf("err = %v, want SessionNotResumableError", err)
 	}
 }
+
+// A model call longer than the lease keeps the session: the lease is renewed in the
+// background, so another writer is refused and is told when the lease expires.
+func TestLeaseKeptDuringLongModelCall(t *testing.T) {
+	h := newHarness(t, strings.Replace(twoAgents, "    requires: [topic]\n", "", 1), nil)
+	h.cfg.LeaseTTL = 300 * time.Millisecond
+	var intruderErr error
+	h.script(func(req *model.Request) (*model.Response, error) {
+		time.Sleep(500 * time.Millisecond) // longer than the lease
+		_, intruderErr = h.engine().Send(context.Background(), "s1", SendInput{Message: "me too"})
+		return says("slow answer")(req)
+	})
+	out := h.send("s1", "hi", nil)
+	if out.Kind != KindCompleted {
+		t.Fatalf("kind %s", out.Kind)
+	}
+	var busy *SessionNotResumableError
+	if !errors.As(intruderErr, &busy) {
+		t.Fatalf("second writer: %v", intruderErr)
+	}
+	if !strings.Contains(busy.Error(), "The current writer's lease expires at ") {
+		t.Errorf("message = %q", busy.Error())
+	}
+}
+
+// DESIGN §6: a max_tokens stop with a half-written tool call is never run nor stored; with
+// no text the state fails (here: rejected, no on_error).
+func TestTruncatedToolCallIsNeverRun(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	h.script(func(req *model.Request) (*model.Response, error) {
+		r, _ := calls("", call{"archmax_set_variables", map[string]any{"variables": map[string]any{"topic": "x"}}})(req)
+		r.StopReason = model.StopMaxTokens
+		return r, nil
+	})
+	out := h.send("s1", "hi", nil)
+	if out.Kind != KindRejected || out.Rejected != truncatedToolCall {
+		t.Fatalf("outcome %s %q", out.Kind, out.Rejected)
+	}
+	if _, set := out.Variables["topic"]; set {
+		t.Error("the truncated call ran")
+	}
+	for _, m := range out.Messages {
+		if m.Role == transcript.RoleAssistant {
+			t.Errorf("an empty truncated answer was stored: %+v", m)
+		}
+	}
+	// with text, the text is kept and the turn ends
+	h2 := newHarness(t, twoAgents, nil)
+	h2.script(func(req *model.Request) (*model.Response, error) {
+		r, _ := calls("Let me set that", call{"archmax_get_variables", map[string]any{}})(req)
+		r.StopReason = model.StopMaxTokens
+		return r, nil
+	})
+	out = h2.send("s1", "hi", nil)
+	if out.Kind != KindCompleted || out.Reply != "Let me set that" || len(h2.eventsOf(events.Warning)) != 1 {
+		t.Fatalf("outcome %s %q", out.Kind, out.Reply)
+	}
+}
+
+// GOV-12: a spec tool this runtime does not offer yet is answered "not a tool", never with
+// an internal error.
+func TestUnimplementedSpecToolIsNotATool(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	h.script(calls("", call{"write_todos", map[string]any{"todos": []any{}}}), says("ok"))
+	out := h.send("s1", "hi", nil)
+	if m := toolMessage(t, out, "write_todos", 0); m.Text != notATool("write_todos") {
+		t.Errorf("write_todos = %q", m.Text)
+	}
+}

@@ -7,6 +7,9 @@ import "fmt"
 type SessionNotResumableError struct {
 	SessionID string
 	Status    string
+	// LeaseExpiresAt is when the current writer's lease ends ("" when unknown): a writer that
+	// was killed holds the session until then.
+	LeaseExpiresAt string
 }
 
 func (e *SessionNotResumableError) Error() string {
@@ -14,7 +17,11 @@ func (e *SessionNotResumableError) Error() string {
 	if st == "" {
 		st = "running"
 	}
-	return fmt.Sprintf("Session '%s' has a turn in progress (status '%s'). A session has a single writer: retry once the turn parks or ends.", e.SessionID, st)
+	msg := fmt.Sprintf("Session '%s' has a turn in progress (status '%s'). A session has a single writer: retry once the turn parks or ends.", e.SessionID, st)
+	if e.LeaseExpiresAt != "" {
+		msg += fmt.Sprintf(" The current writer's lease expires at %s; if that writer was stopped, the session is free again then.", e.LeaseExpiresAt)
+	}
+	return msg
 }
 
 // Name returns the spec error name.

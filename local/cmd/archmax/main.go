@@ -43,14 +43,18 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	code := exitOK
-	root.AddCommand(newRunCommand(&code))
+	root.AddCommand(newRunCommand(&code), newValidateCommand(&code))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return code
 	}
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
-		fmt.Fprintf(stderr, "archmax: %v\nRun 'archmax --help' for usage.\n", err)
+		help := "archmax --help"
+		if len(args) > 0 && (args[0] == "run" || args[0] == "validate") {
+			help = "archmax " + args[0] + " --help"
+		}
+		fmt.Fprintf(stderr, "archmax: %v\nRun '%s' for usage.\n", err, help)
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "archmax: %v\n", err)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -118,5 +120,61 @@ func TestParseVars(t *testing.T) {
 	}
 	if _, err := parseVars([]string{"novalue"}); err == nil {
 		t.Error("NAME without '=' must be refused")
+	}
+}
+
+func TestRunUsageChecks(t *testing.T) {
+	cases := []struct {
+		name, msg string
+		args      []string
+	}{
+		{"bad slug", "is not hyphen-separated kebab-case", []string{"run", "--model-script", "x", "Bad_Slug", "hi"}},
+		{"bad session id", "Invalid session id", []string{"run", "--model-script", "x", "--session", "a/b", "access-request", "hi"}},
+		{"two models", "mutually exclusive", []string{"run", "--model-script", "x", "--bedrock", "access-request", "hi"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errs := run(t, c.args...)
+			if code != exitUsage || !strings.Contains(errs, c.msg) || !strings.Contains(errs, "archmax run --help") {
+				t.Errorf("exit %d, stderr %q", code, errs)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	code, out, _ := run(t, "validate", "--workspace", ws)
+	if code != exitOK || !strings.Contains(out, "no problems found") {
+		t.Fatalf("fixture workspace: exit %d\n%s", code, out)
+	}
+	dir := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("workflows/bad/workflow.yaml", "states:\n  a:\n    triggers:\n      manual:\n    colour: red\n    transitions:\n      - to: nowhere\n        description: go\n  b:\n    type: code\n    script: scripts/b.js\n")
+	write("workflows/bad/scripts/b.js", "\nimport fs from \"fs\";\n")
+	code, out, _ = run(t, "validate", "--workspace", dir, "bad")
+	if code != exitFail {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for _, want := range []string{
+		`workflows/bad/workflow.yaml:5:5: error schema.unknown-key: Unrecognized key: "colour"`,
+		"workflows/bad/scripts/b.js:2:",
+		"script.foreign-import",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = run(t, "validate", "--json", "--workspace", dir, "bad")
+	var diags []map[string]any
+	if err := json.Unmarshal([]byte(out), &diags); err != nil || code != exitFail || len(diags) < 2 {
+		t.Errorf("json: exit %d, %v\n%s", code, err, out)
 	}
 }

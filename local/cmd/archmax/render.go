@@ -13,9 +13,10 @@ import (
 
 // renderer prints the state flow as it happens, built on the lifecycle events.
 type renderer struct {
-	mu   sync.Mutex
-	w    io.Writer
-	json bool
+	mu      sync.Mutex
+	w       io.Writer
+	json    bool
+	pending string // the session header, printed with the first event
 }
 
 func newRenderer(w io.Writer, jsonOut bool) *renderer { return &renderer{w: w, json: jsonOut} }
@@ -23,14 +24,19 @@ func newRenderer(w io.Writer, jsonOut bool) *renderer { return &renderer{w: w, j
 func (r *renderer) printf(format string, a ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.pending != "" {
+		fmt.Fprint(r.w, r.pending)
+		r.pending = ""
+	}
 	fmt.Fprintf(r.w, format, a...)
 }
 
+// header sets the session line, printed once the call has passed its checks (first event).
 func (r *renderer) header(sessionID, workflow string) {
 	if r.json {
 		return
 	}
-	r.printf("session %s · workflow %s\n", sessionID, workflow)
+	r.pending = fmt.Sprintf("session %s · workflow %s\n", sessionID, workflow)
 }
 
 // event renders one lifecycle event.
@@ -55,7 +61,11 @@ func (r *renderer) event(e events.Event) {
 	case events.StateErrorRouted:
 		r.printf("  ✗ %s failed: %s\n  ⇢ on_error → %s\n", e.Str("state"), e.Str("reason"), e.Str("to"))
 	case events.ToolCalled:
-		r.printf("  ⚙ %s%s %s\n", e.Str("tool"), origin, oneLine(e.Str("detail"), 80))
+		detail := ""
+		if d := oneLine(e.Str("detail"), 80); d != "" {
+			detail = " " + d
+		}
+		r.printf("  ⚙ %s%s%s\n", e.Str("tool"), origin, detail)
 	case events.ToolResult:
 		if e.Str("status") == "error" {
 			r.printf("    ! %s\n", oneLine(e.Str("output"), 160))

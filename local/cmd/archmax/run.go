@@ -45,6 +45,9 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 			if strings.TrimSpace(args[1]) == "" {
 				return usageError{errors.New("MESSAGE is empty: say what is being asked")}
 			}
+			if !spec.IsSlug(args[0]) {
+				return usageError{errors.New(slugMessage(args[0]))}
+			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -52,12 +55,17 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 			if err != nil {
 				return usageError{err}
 			}
-			if f.bedrock == (f.modelScript != "") {
+			switch {
+			case f.bedrock && f.modelScript != "":
+				return usageError{errors.New("--model-script and --bedrock are mutually exclusive: pick one model")}
+			case !f.bedrock && f.modelScript == "":
 				return usageError{errors.New("choose the model: --model-script FILE (offline) or --bedrock (Amazon Bedrock)")}
 			}
 			sessionID := f.session
 			if sessionID == "" {
 				sessionID = spec.MintSessionID()
+			} else if _, err := spec.CheckSessionID(sessionID); err != nil {
+				return usageError{err}
 			}
 			r := newRenderer(cmd.OutOrStdout(), f.jsonOut)
 			env, err := runner.Open(cmd.Context(), runner.Options{
