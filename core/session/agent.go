@@ -206,13 +206,20 @@ func (r *run) govern(st *spec.State, origin kernel.Origin, callID, tool string, 
 	if args == nil {
 		args = map[string]any{}
 	}
+	// calls answered before governance: not a tool (GOV-12), an argument reference that does
+	// not resolve (01 §5.5), a path above the root (01 §1.8). No tool-blocked event (they are
+	// not governance blocks); a warning makes them visible to operators.
+	early := func(text string) (map[string]any, *refusal) {
+		r.emit(events.Warning, map[string]any{"scope": "tool-call", "message": text, "state": st.Slug, "tool": tool, "callId": callID})
+		return nil, &refusal{text: text}
+	}
 	if !knownTool(tool) {
-		return nil, &refusal{text: notATool(tool)}
+		return early(notATool(tool))
 	}
 	if origin == kernel.OriginAgent && !spec.IsWorkflowToolName(tool) {
 		resolved, unres := spec.ResolveArgsTyped(args, r.vars(), false)
 		if unres != nil {
-			return nil, &refusal{text: spec.UnresolvedArgumentRefusal(unres)}
+			return early(spec.UnresolvedArgumentRefusal(unres))
 		}
 		if m, ok := resolved.(map[string]any); ok {
 			args = m
@@ -220,7 +227,7 @@ func (r *run) govern(st *spec.State, origin kernel.Origin, callID, tool string, 
 	}
 	uses, escaped := kernel.PathUses(tool, args)
 	if escaped != "" {
-		return nil, &refusal{text: pathEscapeRefusal(tool, escaped)}
+		return early(pathEscapeRefusal(tool, escaped))
 	}
 	v := kernel.Decide(r.policy(), kernel.Action{Tool: tool, Args: args, State: st.Slug, Origin: origin, Paths: uses})
 	if v.Allow {

@@ -377,6 +377,12 @@ func TestUnknownToolIsNotAGovernanceBlock(t *testing.T) {
 	if m := toolMessage(t, out, "fetch_url", 0); m.Text != notATool("fetch_url") || m.Blocked {
 		t.Errorf("unknown tool = %+v", m)
 	}
+	if len(h.eventsOf(events.ToolBlocked)) != 0 {
+		t.Error("GOV-12: an unknown name is not a governance block")
+	}
+	if w := h.eventsOf(events.Warning); len(w) != 1 || w[0].Str("scope") != "tool-call" {
+		t.Errorf("warnings = %+v", w)
+	}
 }
 
 func TestUnresolvedArgumentReference(t *testing.T) {
