@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -68,6 +69,14 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 			calls = append(calls, transcript.ToolCall{ID: b.ToolUse.ID, Name: b.ToolUse.Name, Args: args})
 		}
 	}
+	if valid := validCalls(calls); len(valid) < len(calls) {
+		// a call Bedrock would refuse in the next request's history is never checkpointed
+		r.warn("model", malformedToolCall)
+		calls = valid
+		if len(calls) == 0 && strings.TrimSpace(text.String()) == "" {
+			return stepResult{failure: malformedToolCall}, nil
+		}
+	}
 	if resp.StopReason == model.StopMaxTokens && len(calls) > 0 {
 		// a half-written call is never executed nor checkpointed (DESIGN.md §6); with no
 		// text either, the state cannot go on: it fails (through on_error)
@@ -87,6 +96,20 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 		return stepResult{settled: &s}, nil
 	}
 	return r.runToolCalls(st, calls)
+}
+
+// toolNamePattern is Bedrock's rule for tool names and toolUse ids (research D.3, D.4).
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// validCalls keeps the calls whose name and id Bedrock accepts in a history.
+func validCalls(calls []transcript.ToolCall) []transcript.ToolCall {
+	out := calls[:0:0]
+	for _, c := range calls {
+		if toolNamePattern.MatchString(c.Name) && toolNamePattern.MatchString(c.ID) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // modelID resolves the model for a state: its own model, settings.model, the assembly's.

@@ -617,3 +617,23 @@ func TestUnimplementedSpecToolIsNotATool(t *testing.T) {
 		t.Errorf("write_todos = %q", m.Text)
 	}
 }
+
+// DESIGN §6: the engine never checkpoints a history Bedrock would refuse: a tool call with an
+// invalid name is dropped (and with nothing else in the answer, the state fails).
+func TestMalformedToolCallIsNotCheckpointed(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	h.script(calls("Checking.", call{"read.file", map[string]any{}}))
+	out := h.send("s1", "hi", nil)
+	if out.Kind != KindCompleted || out.Reply != "Checking." || len(h.eventsOf(events.Warning)) != 1 {
+		t.Fatalf("kind %s reply %q", out.Kind, out.Reply)
+	}
+	for _, m := range out.Messages {
+		if len(m.ToolCalls) > 0 {
+			t.Errorf("malformed call stored: %+v", m.ToolCalls)
+		}
+	}
+	h.script(says("next"))
+	if out := h.send("s1", "again", nil); out.Reply != "next" { // the next request is valid (queueModel checks)
+		t.Errorf("second turn reply %q", out.Reply)
+	}
+}

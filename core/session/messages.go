@@ -109,4 +109,6 @@ func disabledRefusal(slug string) string {
 	return fmt.Sprintf("Refusing to start: workflow '%s' is disabled.", slug)
 }
 
+const malformedToolCall = "the model produced a tool call whose name or id no model endpoint accepts; it was not run"
+
 const truncatedToolCall = "the model's answer was cut off at its token limit in the middle of a tool call; the incomplete call was not run"
