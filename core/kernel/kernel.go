@@ -119,11 +119,11 @@ func rulePathArgument(p *Policy, _ *spec.State, a Action) *Verdict {
 		case []any:
 			for _, e := range x {
 				if _, ok := e.(string); !ok {
-					return block(RulePathArgument, fmt.Sprintf("[workflow] BLOCKED: '%s' argument '%s' must be a path string or a list of path strings; nothing else passes governance.", a.Tool, pa.Arg))
+					return block(RulePathArgument, reasonPathArgument(a.Tool, pa.Arg))
 				}
 			}
 		default:
-			return block(RulePathArgument, fmt.Sprintf("[workflow] BLOCKED: '%s' argument '%s' must be a path string or a list of path strings; nothing else passes governance.", a.Tool, pa.Arg))
+			return block(RulePathArgument, reasonPathArgument(a.Tool, pa.Arg))
 		}
 	}
 	return nil
@@ -136,7 +136,7 @@ func ruleGovernancePlane(_ *Policy, _ *spec.State, a Action) *Verdict {
 	}
 	for _, u := range a.Paths {
 		if firstSegment(u.Path) == AuthoringPrefix {
-			return block(RuleGovernancePlane, fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' addresses the authoring plane ('%s/'), which holds the workflow definitions, their code-state scripts and their test cases. The harness reads it through the authoring backend; nothing running inside a run can.", a.Tool, u.Path, AuthoringPrefix))
+			return block(RuleGovernancePlane, reasonGovernancePlane(a.Tool, u.Path))
 		}
 	}
 	return nil
@@ -147,7 +147,7 @@ func ruleReplyOnly(_ *Policy, _ *spec.State, a Action) *Verdict {
 	if !a.ReplyOnly {
 		return nil
 	}
-	return block(RuleReplyOnly, fmt.Sprintf("[workflow] BLOCKED: '%s' cannot run — this run is parked and a person is deciding what happens next. Reply to them in text; you cannot act until the run resumes.", a.Tool))
+	return block(RuleReplyOnly, reasonReplyOnly(a.Tool))
 }
 
 // GOV-20 (silent).
@@ -155,7 +155,7 @@ func ruleEval(_ *Policy, _ *spec.State, a Action) *Verdict {
 	if a.Tool != "eval" {
 		return nil
 	}
-	return &Verdict{RuleID: RuleEval, Reason: "[workflow] BLOCKED: an unnamespaced `eval` tool is never governed — use `archmax_eval`, the runtime's own code interpreter."}
+	return &Verdict{RuleID: RuleEval, Reason: reasonEval}
 }
 
 // GOV-20a (silent).
@@ -163,7 +163,7 @@ func ruleUngrantable(_ *Policy, _ *spec.State, a Action) *Verdict {
 	if !slices.Contains(spec.UngrantableTools, a.Tool) {
 		return nil
 	}
-	return &Verdict{RuleID: RuleUngrantable, Reason: fmt.Sprintf("[workflow] BLOCKED: '%s' is not a tool any state may call. To hand work to another workflow, call its delegation tool 'archmax_workflow_<slug>' where the state allows it.", a.Tool)}
+	return &Verdict{RuleID: RuleUngrantable, Reason: reasonUngrantable(a.Tool)}
 }
 
 func isWrite(access string) bool { return access == "write" || access == "remove" }
@@ -175,7 +175,7 @@ func ruleReadOnly(_ *Policy, _ *spec.State, a Action) *Verdict {
 			continue
 		}
 		if m, ok := ReadOnlyMountOf(u.Path); ok {
-			return block(RuleReadOnly, fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' targets a read-only mount ('%s'). Authored content is mounted read-only — write your files under 'scratchpad/…' (persisted per-session in the session store).", a.Tool, u.Path, m))
+			return block(RuleReadOnly, reasonReadOnly(a.Tool, u.Path, m))
 		}
 	}
 	return nil
@@ -185,7 +185,7 @@ func ruleReadOnly(_ *Policy, _ *spec.State, a Action) *Verdict {
 func ruleRuntimeInternal(_ *Policy, _ *spec.State, a Action) *Verdict {
 	for _, u := range a.Paths {
 		if slices.Contains(InternalDirs, firstSegment(u.Path)) {
-			return block(RuleRuntimeInternal, fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' targets a harness-internal run area ('checkpoints/', 'artifacts/', '_specs/'). These hold the runtime's own bookkeeping and are not part of your workspace — use 'scratchpad/…' for your own files.", a.Tool, u.Path))
+			return block(RuleRuntimeInternal, reasonRuntimeInternal(a.Tool, u.Path))
 		}
 	}
 	return nil
@@ -195,7 +195,7 @@ func ruleRuntimeInternal(_ *Policy, _ *spec.State, a Action) *Verdict {
 func ruleRuntimeManaged(_ *Policy, _ *spec.State, a Action) *Verdict {
 	for _, u := range a.Paths {
 		if isWrite(u.Access) && slices.Contains(OffloadDirs, firstSegment(u.Path)) {
-			return block(RuleRuntimeManaged, fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' targets a runtime-owned area ('large_tool_results/', 'conversation_history/'), where the runtime offloads oversized context. You may read those files; write your own under 'scratchpad/…'.", a.Tool, u.Path))
+			return block(RuleRuntimeManaged, reasonRuntimeManaged(a.Tool, u.Path))
 		}
 	}
 	return nil
@@ -210,23 +210,16 @@ func ruleSkills(p *Policy, st *spec.State, a Action) *Verdict {
 		}
 		enabled := EnabledSkills(p.Spec, st, p.Skills)
 		if slices.Contains(p.Spec.Skills.Forbid, slug) {
-			return block(RuleSkillForbidden, fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' belongs to the skill '%s', which 'skills.forbid_always' denies in every state. A denial beats every grant. %s", a.Tool, u.Path, slug, enabledText(enabled)))
+			return block(RuleSkillForbidden, reasonSkillForbidden(a.Tool, u.Path, slug, "'skills.forbid_always' denies in every state", enabled))
 		}
 		if st != nil && slices.Contains(st.Skills.Forbid, slug) {
-			return block(RuleSkillForbidden, fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' belongs to the skill '%s', which state '%s' forbids. A denial beats every grant. %s", a.Tool, u.Path, slug, a.State, enabledText(enabled)))
+			return block(RuleSkillForbidden, reasonSkillForbidden(a.Tool, u.Path, slug, fmt.Sprintf("state '%s' forbids", a.State), enabled))
 		}
 		if !slices.Contains(enabled, slug) {
-			return block(RuleSkillNotAllowed, fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' belongs to the skill '%s', which is not enabled in state '%s'. %s", a.Tool, u.Path, slug, a.State, enabledText(enabled)))
+			return block(RuleSkillNotAllowed, reasonSkillNotAllowed(a.Tool, u.Path, slug, a.State, enabled))
 		}
 	}
 	return nil
-}
-
-func enabledText(enabled []string) string {
-	if len(enabled) == 0 {
-		return "No skill is enabled in this state."
-	}
-	return "Skills enabled here: " + strings.Join(enabled, ", ") + "."
 }
 
 // skillOf classifies a path inside a resolved skill bundle (skills/<slug> or below).
@@ -293,7 +286,7 @@ func (p *Policy) denial(entries []spec.ToolEntry, a Action, rule, where, key str
 		if e.Guarded {
 			k += ": " + guardText(e)
 		}
-		return block(rule, fmt.Sprintf("[workflow] BLOCKED: '%s'%s is forbidden by %s (%s). A denial beats every grant, so no allow entry here permits it.", a.Tool, on, where, k))
+		return block(rule, reasonForbidden(a.Tool, on, where, k))
 	}
 	return nil
 }
@@ -379,7 +372,7 @@ func rulePerStateDefaults(p *Policy, st *spec.State, a Action) *Verdict {
 		}
 	}
 	if unresolved != nil {
-		return &Verdict{RuleID: RuleUnresolvedVariable, Terminal: true, Warn: true, Reason: fmt.Sprintf("[workflow] FAILED: '%s' in state '%s' is guarded by '%s', which could not be resolved — %s. The run cannot continue against a guard the harness cannot evaluate.", a.Tool, a.State, unresolvedGlob, unresolved.Detail)}
+		return &Verdict{RuleID: RuleUnresolvedVariable, Terminal: true, Warn: true, Reason: reasonUnresolved(a.Tool, a.State, unresolvedGlob, unresolved.Detail)}
 	}
 	return block(RuleNotAllowed, p.notAllowedReason(st, a))
 }
@@ -399,31 +392,6 @@ func isStateControl(st *spec.State, tool string) bool {
 		return st.Type == "code" || st.Type == "grader"
 	}
 	return false
-}
-
-func (p *Policy) notAllowedReason(st *spec.State, a Action) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "[workflow] BLOCKED: '%s'", a.Tool)
-	if fp := filePathOf(a); fp != "" {
-		fmt.Fprintf(&b, " on '%s'", fp)
-	}
-	if to, ok := a.Args["to"].(string); ok && to != "" {
-		fmt.Fprintf(&b, " (to='%s')", to)
-	}
-	fmt.Fprintf(&b, " is not allowed in state '%s'.\n", a.State)
-	permits := "nothing beyond the controls"
-	if p.Surface != nil {
-		if s := p.Surface(a.State); len(s) > 0 {
-			permits = strings.Join(s, ", ")
-		}
-	}
-	fmt.Fprintf(&b, "Allowed in '%s': %s.\n", a.State, permits)
-	if st != nil && st.IsTerminal() {
-		b.WriteString("This state ends automatically once you finish — do not call archmax_advance.")
-	} else {
-		b.WriteString("Complete the current state's work and call archmax_advance when ready to move on.")
-	}
-	return b.String()
 }
 
 // guardAll reports whether an allow entry's guards cover the call: every governed path
