@@ -52,12 +52,17 @@ func (r *run) codeStep(st *spec.State) (stepResult, error) {
 		OnLog: func(line string) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			r.emit(events.CodeOutput, map[string]any{"state": st.Slug, "line": line})
+			if !h.closed {
+				r.emit(events.CodeOutput, map[string]any{"state": st.Slug, "line": line})
+			}
 		},
 	}
 	runErr := sandbox.RunCodeState(r.ctx, run, h)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// host calls still in flight were cancelled by the sandbox; from here on they must not
+	// touch the run (which moves on without the lock)
+	h.closed = true
 	var abort *sandbox.AbortError
 	if errors.As(runErr, &abort) || r.ctx.Err() != nil {
 		// a cancelled turn applies no outcome at all (03 CS-44)
@@ -145,7 +150,12 @@ func decodeArgs(raw json.RawMessage) map[string]any {
 // Call runs a non-control tool: governance and events under the lock, the tool outside it.
 func (h *codeHost) Call(ctx context.Context, tool, callID string, raw json.RawMessage) (string, error) {
 	r := h.r
+	aborted := fmt.Errorf("Tool '%s' failed: the turn was aborted", tool)
 	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return "", aborted
+	}
 	args, ref := r.govern(h.st, kernel.OriginCode, callID, tool, decodeArgs(raw))
 	if ref != nil {
 		h.mu.Unlock()
@@ -156,11 +166,14 @@ func (h *codeHost) Call(ctx context.Context, tool, callID string, raw json.RawMe
 	start := r.e.cfg.Clock()
 	text, isErr, err := r.callTool(ctx, tool, args)
 	if err != nil {
-		return "", fmt.Errorf("Tool '%s' failed: the turn was aborted", tool)
+		return "", aborted
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return "", aborted
+	}
 	r.emitResult(h.st.Slug, kernel.OriginCode, callID, tool, text, isErr, start)
-	h.mu.Unlock()
 	return text, nil
 }
 
@@ -171,6 +184,9 @@ func (h *codeHost) Control(tool, callID string, raw json.RawMessage) (string, er
 	r := h.r
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		return "", errors.New("the code state's run is over")
+	}
 	args, ref := r.govern(h.st, kernel.OriginCode, callID, tool, decodeArgs(raw))
 	if ref != nil {
 		return "", errors.New(ref.text)

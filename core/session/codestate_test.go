@@ -207,3 +207,14 @@ await tools.archmax_advance({ to: "stamp", reason: "ok" });`)
 		t.Errorf("authoring-plane refusal = %q", r)
 	}
 }
+
+// SB-05: a host call still running when the script finishes is abandoned; its late
+// completion must not touch the session (run with -race).
+func TestAbandonedHostCallDoesNotTouchTheRun(t *testing.T) {
+	h := codeHarness(t, `tools.ls({ path: "scratchpad" }); // not awaited
+tools.archmax_advance({ to: "stamp", reason: "go" });`)
+	out := h.send("s1", "please", nil)
+	if out.Kind != KindCompleted || out.State != "done" {
+		t.Fatalf("outcome %s in %s: %q", out.Kind, out.State, out.Rejected)
+	}
+}
