@@ -1,10 +1,5 @@
 package sandbox
 
-import (
-	"fmt"
-	"strconv"
-)
-
 // ImportError is ForbiddenSandboxImportError (spec 03 CS-21): the script imports a module
 // whose specifier is neither "@archmax-ai/harness" nor "@archmax-ai/harness/…".
 // Line and Column (1-based, Column in UTF-16 units) locate the import keyword in File.
@@ -19,14 +14,7 @@ type ImportError struct {
 func (e *ImportError) Name() string { return "ForbiddenSandboxImportError" }
 
 // Error returns the exact CS-21 message; " in <file>" appears only when File is known.
-func (e *ImportError) Error() string {
-	in := ""
-	if e.File != "" {
-		in = " in " + e.File
-	}
-	return "sandbox scripts may import only from '@archmax-ai/harness/*' type-carrier entry points; found 'import ... from \"" +
-		e.Specifier + "\"'" + in + ". Sandbox scripts are self-contained — inline the logic or use the tools bridge."
-}
+func (e *ImportError) Error() string { return importRefusal(e.Specifier, e.File) }
 
 // SyntaxError is source that cannot be prepared (spec 03 CS-20…CS-23, SB-06): a parse error,
 // module syntax the sandbox does not offer (re-exports, dynamic import(), import.meta,
@@ -41,7 +29,7 @@ type SyntaxError struct {
 
 // Error renders "SyntaxError: <file>:<line>:<col>: <msg>".
 func (e *SyntaxError) Error() string {
-	return "SyntaxError: " + e.File + ":" + strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Column) + ": " + e.Message
+	return syntaxErrorText(e.File, e.Line, e.Column, e.Message)
 }
 
 // ScriptError is an uncaught throw or a rejected completion promise (spec 03 CS-43, CS-44).
@@ -64,7 +52,7 @@ type TimeoutError struct {
 }
 
 // Error renders "timed out after <ms> ms".
-func (e *TimeoutError) Error() string { return fmt.Sprintf("timed out after %d ms", e.TimeoutMs) }
+func (e *TimeoutError) Error() string { return timedOut(e.TimeoutMs) }
 
 // QuotaError reports a breached quota (spec 03 CS-61, OQ-3, OQ-5): maxPtcCalls, maxResultChars,
 // memoryLimitBytes or the call-stack depth. Message is the spec's exact text where it has one.
@@ -84,9 +72,9 @@ type AbortError struct {
 // Error renders "the turn was aborted", followed by the cause when there is one.
 func (e *AbortError) Error() string {
 	if e.Cause == nil {
-		return "the turn was aborted"
+		return turnAborted
 	}
-	return "the turn was aborted: " + e.Cause.Error()
+	return turnAborted + ": " + e.Cause.Error()
 }
 
 // Unwrap returns Cause, so errors.Is(err, context.Canceled) works.
@@ -108,8 +96,6 @@ type toolAbortedError struct {
 	cause error
 }
 
-func (e *toolAbortedError) Error() string {
-	return "Tool '" + e.tool + "' failed: the turn was aborted"
-}
+func (e *toolAbortedError) Error() string { return toolAborted(e.tool) }
 
 func (e *toolAbortedError) Unwrap() error { return e.cause }

@@ -150,9 +150,9 @@ func (rw *rewriter) syntaxErr(off int, msg string) *SyntaxError {
 
 func (rw *rewriter) unexpected(t token) *SyntaxError {
 	if t.kind == tokEOF {
-		return rw.syntaxErr(t.start, "Unexpected end of input")
+		return rw.syntaxErr(t.start, msgUnexpectedEnd)
 	}
-	return rw.syntaxErr(t.start, "Unexpected token "+t.raw)
+	return rw.syntaxErr(t.start, unexpectedToken(t.raw))
 }
 
 // blank overwrites body[from:to] with spaces, keeping every line terminator.
@@ -175,9 +175,9 @@ func (rw *rewriter) rewriteImport(off int) error {
 	t := lx.next()
 	switch {
 	case t.is("("):
-		return rw.syntaxErr(off, "dynamic import() is not available in the sandbox")
+		return rw.syntaxErr(off, msgDynamicImport)
 	case t.is("."):
-		return rw.syntaxErr(off, "import.meta is not available in the sandbox")
+		return rw.syntaxErr(off, msgImportMeta)
 	}
 	typeOnly := false
 	var whole []string    // default and namespace bindings
@@ -260,7 +260,7 @@ func (rw *rewriter) rewriteImport(off int) error {
 	spec, end := t.text, t.end
 	if a := lx.next(); a.isIdent("with") || (a.isIdent("assert") && !a.newline) {
 		if lx.next().is("{") {
-			return rw.syntaxErr(a.start, "import attributes are not supported in the sandbox")
+			return rw.syntaxErr(a.start, msgImportAttributes)
 		}
 	}
 	if spec != harnessModule && !strings.HasPrefix(spec, harnessModule+"/") {
@@ -295,7 +295,7 @@ func (rw *rewriter) rewriteExport(off int) error {
 	t := lx.next()
 	switch {
 	case t.is("*"):
-		return rw.syntaxErr(off, "re-exports (export * from) are not available in the sandbox")
+		return rw.syntaxErr(off, msgReexportAll)
 	case t.isIdent("default"):
 		if err := rw.claimDefault(off); err != nil {
 			return err
@@ -338,7 +338,7 @@ func (rw *rewriter) rewriteExport(off int) error {
 		}
 		closeEnd := t.end
 		if lx.next().isIdent("from") {
-			return rw.syntaxErr(off, "re-exports (export … from) are not available in the sandbox")
+			return rw.syntaxErr(off, msgReexport)
 		}
 		for _, local := range defaults {
 			if err := rw.claimDefault(off); err != nil {
@@ -364,7 +364,7 @@ func (rw *rewriter) rewriteExport(off int) error {
 
 func (rw *rewriter) claimDefault(off int) error {
 	if rw.hasDefault {
-		return rw.syntaxErr(off, "Duplicate export of 'default'")
+		return rw.syntaxErr(off, msgDuplicateDefault)
 	}
 	rw.hasDefault = true
 	return nil
@@ -406,10 +406,10 @@ func (rw *rewriter) finish(prg *ast.Program, lay layout) *prepared {
 		if fn != nil {
 			at = offsetOf(int(fn.Body.RightBrace))
 		}
-		return &prepared{err: rw.syntaxErr(at, "Unexpected token }")}
+		return &prepared{err: rw.syntaxErr(at, unexpectedToken("}"))}
 	}
 	if site, nested := nestedSite(lay, rw.sites, fn, base); nested {
-		return &prepared{err: rw.syntaxErr(site, "'import' and 'export' may only appear at the top level")}
+		return &prepared{err: rw.syntaxErr(site, msgNestedImport)}
 	}
 	var fixes []int
 	var fail *SyntaxError
@@ -420,11 +420,11 @@ func (rw *rewriter) finish(prg *ast.Program, lay layout) *prepared {
 		switch n := n.(type) {
 		case *ast.Identifier:
 			if off := int(n.Idx) - base - lay.bodyStart; n.Name == csName && off >= 0 && off < lay.bodyLen && !containsInt(rw.markers, off) {
-				fail = rw.syntaxErr(off, "'"+csName+"' is reserved in sandbox scripts")
+				fail = rw.syntaxErr(off, reservedName(csName))
 			}
 		case *ast.ReturnStatement:
 			if !inFunc {
-				fail = rw.syntaxErr(offsetOf(int(n.Return)), "Illegal return statement")
+				fail = rw.syntaxErr(offsetOf(int(n.Return)), msgIllegalReturn)
 			}
 		case *ast.RegExpLiteral:
 			if strings.ContainsRune(n.Flags, 'u') && (strings.Contains(n.Pattern, `\p{`) || strings.Contains(n.Pattern, `\P{`)) {

@@ -77,12 +77,7 @@ const (
 	// recursion is super-linear in goja, so the bound stays well under 10000).
 	maxCallStackSize = 4096
 	maxLogBytes      = 64 << 10 // console output per run (goja.md §5)
-	logCutLine       = "[console output truncated: more than 65536 bytes]"
-	deadlockMessage  = "the script awaits a promise that can never settle: no tool call is pending"
 )
-
-// errRunEnded is the cause of a host call's context when the run ended before the call did.
-var errRunEnded = errors.New("the script finished before the tool call completed")
 
 // RunCodeState prepares and runs one code-state script (spec 03 §1.3 steps 5-11): the three
 // authoring forms of CS-24, the globals of CS-30…CS-34, the tools bridge of BR-01…BR-13, the
@@ -254,7 +249,7 @@ func (r *runner) stateFunction() (goja.Callable, error) {
 	if r.prep.hasDefault {
 		def := r.cs.Get("d")
 		if _, ok := goja.AssertFunction(def); !ok {
-			return nil, &DefinitionError{Message: "the default export is not a function"}
+			return nil, &DefinitionError{Message: defaultNotFunction}
 		}
 		if r.registered != nil && !def.StrictEquals(r.registered) {
 			r.conflict = true
@@ -262,7 +257,7 @@ func (r *runner) stateFunction() (goja.Callable, error) {
 		fnValue = def
 	}
 	if r.conflict {
-		return nil, &DefinitionError{Message: "two different state functions were registered"}
+		return nil, &DefinitionError{Message: twoStateFunctions}
 	}
 	if fnValue == nil {
 		return nil, nil
@@ -390,7 +385,7 @@ func camelCase(name string) string {
 func (r *runner) defineCodeState(call goja.FunctionCall) goja.Value {
 	fn := call.Argument(0)
 	if _, ok := goja.AssertFunction(fn); !ok {
-		panic(r.vm.NewTypeError("defineCodeState expects a function"))
+		panic(r.vm.NewTypeError(defineNotFunction))
 	}
 	if r.registered == nil {
 		r.registered = fn
@@ -449,7 +444,7 @@ func (r *runner) hostCall(t Tool, arg goja.Value) goja.Value {
 	}
 	r.calls++
 	if max := r.limits.maxPtcCalls; max != nil && r.calls > *max {
-		return r.fail(&QuotaError{Message: fmt.Sprintf("script exceeded maxPtcCalls (%d)", *max)})
+		return r.fail(&QuotaError{Message: maxPtcCallsExceeded(*max)})
 	}
 	id := r.nextCallID()
 	if t.Control {
@@ -532,11 +527,11 @@ func (r *runner) encodeArgs(tool string, arg goja.Value) (json.RawMessage, goja.
 		panic(err) // uncatchable (interrupt): let it unwind the VM
 	}
 	if goja.IsUndefined(s) {
-		return nil, r.vm.NewTypeError(fmt.Sprintf("the argument of tool '%s' is not JSON-serialisable", tool))
+		return nil, r.vm.NewTypeError(argNotJSON(tool))
 	}
 	text := s.String()
 	if len(text) > r.limits.maxArgBytes {
-		return nil, r.vm.NewTypeError(fmt.Sprintf("the argument of tool '%s' is %d bytes of JSON, over the limit of %d", tool, len(text), r.limits.maxArgBytes))
+		return nil, r.vm.NewTypeError(argTooLarge(tool, len(text), r.limits.maxArgBytes))
 	}
 	return json.RawMessage(text), nil
 }
@@ -547,7 +542,7 @@ func (r *runner) admit(res string) (goja.Value, *QuotaError) {
 	// UTF-16 units never outnumber UTF-8 bytes, so counting is only needed for long results.
 	if len(res) > r.limits.maxResultChars {
 		if n := utf16Len(res); n > r.limits.maxResultChars {
-			return nil, &QuotaError{Message: fmt.Sprintf("tool result of %d characters exceeds maxResultChars (%d)", n, r.limits.maxResultChars)}
+			return nil, &QuotaError{Message: resultTooLong(n, r.limits.maxResultChars)}
 		}
 	}
 	if err := r.account(len(res)); err != nil {
@@ -566,7 +561,7 @@ func (r *runner) account(n int) *QuotaError {
 }
 
 func (r *runner) memoryError() *QuotaError {
-	return &QuotaError{Message: fmt.Sprintf("script exceeded memoryLimitBytes (%d)", r.limits.memoryLimit)}
+	return &QuotaError{Message: memoryExceeded(r.limits.memoryLimit)}
 }
 
 // fail ends the run with a quota error (CS-61: a breach fails the run even when the script
@@ -643,7 +638,7 @@ func (r *runner) jsError(err error) error {
 	var ex *goja.Exception
 	switch {
 	case errors.As(err, &so):
-		return &QuotaError{Message: fmt.Sprintf("script exceeded the maximum call stack size (%d frames)", maxCallStackSize)}
+		return &QuotaError{Message: callStackExceeded(maxCallStackSize)}
 	case errors.As(err, &ex):
 		return r.scriptError(ex.Value(), ex)
 	}
@@ -673,7 +668,7 @@ func (r *runner) scriptError(v goja.Value, ex *goja.Exception) *ScriptError {
 
 // describe is ScriptError.Message: String(err) for Errors ("TypeError: …"), JSON otherwise.
 func (r *runner) describe(v goja.Value) string {
-	msg := "uncaught exception"
+	msg := uncaughtException
 	r.vm.Try(func() {
 		if obj, ok := v.(*goja.Object); ok && r.vm.InstanceOf(obj, r.errorCtor) {
 			if s, err := r.toString(goja.Undefined(), v); err == nil {

@@ -131,6 +131,7 @@ type codeHost struct {
 	history string
 
 	mu                                      sync.Mutex
+	closed                                  bool // the run is over: late host calls are dropped
 	decided                                 bool
 	advanceTo, advanceReason, advanceCallID string
 	raise                                   *Exit

@@ -30,11 +30,11 @@ func newArgReader(raw json.RawMessage) *argReader {
 		return a
 	}
 	if kind := jsonKind(trimmed); kind != "object" {
-		a.fail("", "Invalid input: expected object, received "+kind)
+		a.fail("", problemType("object", kind))
 		return a
 	}
 	if err := json.Unmarshal(trimmed, &a.raw); err != nil {
-		a.fail("", "Invalid input: expected object, received malformed JSON")
+		a.fail("", problemType("object", kindMalformed))
 	}
 	return a
 }
@@ -71,12 +71,12 @@ func (a *argReader) str(name string, required bool) (value string, present bool)
 	v, ok := a.raw[name]
 	if !ok {
 		if required {
-			a.fail(name, "Invalid input: expected string, received undefined")
+			a.fail(name, problemType("string", "undefined"))
 		}
 		return "", false
 	}
 	if err := json.Unmarshal(v, &value); err != nil || jsonKind(v) != "string" {
-		a.fail(name, "Invalid input: expected string, received "+jsonKind(v))
+		a.fail(name, problemType("string", jsonKind(v)))
 		return "", false
 	}
 	return value, true
@@ -122,7 +122,7 @@ func (a *argReader) num(name string, def float64) float64 {
 			}
 		}
 	}
-	a.fail(name, "Invalid input: expected number, received "+jsonKind(v))
+	a.fail(name, problemType("number", jsonKind(v)))
 	return def
 }
 
@@ -137,9 +137,9 @@ func (a *argReader) positiveInt(name string, def int) int {
 	case len(a.problems) > n:
 		return def
 	case f != math.Trunc(f):
-		a.fail(name, "Invalid input: expected int, received number")
+		a.fail(name, problemNotInt)
 	case f <= 0:
-		a.fail(name, "Too small: expected number to be >0")
+		a.fail(name, problemNotPositive)
 	case f > math.MaxInt32:
 		return math.MaxInt32
 	}
@@ -154,7 +154,7 @@ func (a *argReader) boolean(name string) bool {
 	}
 	var b bool
 	if jsonKind(v) != "boolean" || json.Unmarshal(v, &b) != nil {
-		a.fail(name, "Invalid input: expected boolean, received "+jsonKind(v))
+		a.fail(name, problemType("boolean", jsonKind(v)))
 	}
 	return b
 }
@@ -173,7 +173,7 @@ func (a *argReader) enum(name, def string, options ...string) string {
 			return s
 		}
 	}
-	a.fail(name, `Invalid option: expected one of "`+strings.Join(options, `"|"`)+`"`)
+	a.fail(name, problemOption(options))
 	return def
 }
 
@@ -190,17 +190,16 @@ func (a *argReader) schemaError(tool string, raw json.RawMessage) string {
 		kwargs.Write(trimmed) // malformed: shown as received
 	}
 	var b strings.Builder
-	b.WriteString("Error invoking tool '" + tool + "' with kwargs " + kwargs.String() +
-		" with error: Error: Received tool input did not match expected schema\n\n")
+	b.WriteString(schemaOpen(tool, kwargs.String()))
 	for i, p := range a.problems {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString("✖ " + p.msg)
+		b.WriteString(schemaProblem + p.msg)
 		if p.at != "" {
-			b.WriteString("\n  → at " + p.at)
+			b.WriteString(schemaAt + p.at)
 		}
 	}
-	b.WriteString("\n Please fix the error and try again.")
+	b.WriteString(schemaClose)
 	return b.String()
 }

@@ -11,13 +11,6 @@ import (
 	"github.com/archmax-ai/archmax/core/store"
 )
 
-// Exact texts of spec 03 §5.5.
-const (
-	emptyFileReminder = "System reminder: File exists but has empty contents"
-	sizeNoticeHead    = "[Output was truncated due to size limits. The file content is very large. Consider reformatting the file to make it easier to navigate. For example, if this is JSON, use execute(command='jq . "
-	sizeNoticeTail    = "') to pretty-print it with line breaks. For other formats, you can use appropriate formatting tools to split long lines.]\n"
-)
-
 // ls lists one folder (BR-42): `{ path?: string = "/" }`.
 func (w *Workspace) ls(ctx context.Context, a *argReader) (string, error) {
 	arg, _ := a.str("path", false)
@@ -26,30 +19,30 @@ func (w *Workspace) ls(ctx context.Context, a *argReader) (string, error) {
 	}
 	p, err := Canonicalize(arg)
 	if err != nil {
-		return "Error listing files: " + reasonOutside, nil
+		return listError(reasonOutside), nil
 	}
 	es, err := w.children(ctx, p)
 	if err != nil {
 		if err := storeFailure(ctx, err); err != nil {
 			return "", err
 		}
-		return "Error listing files: " + reason(err), nil
+		return listError(reason(err)), nil
 	}
 	if len(es) == 0 {
 		if arg == "" {
 			arg = "/"
 		}
-		return "No files found in " + arg, nil
+		return noFilesIn(arg), nil
 	}
 	lines := make([]string, len(es))
 	for i, e := range es {
 		switch {
 		case e.dir:
-			lines[i] = "/" + e.path + "/ (directory)"
+			lines[i] = lsDir(e.path)
 		case e.size > 0:
-			lines[i] = "/" + e.path + " (" + strconv.FormatInt(e.size, 10) + " bytes)"
+			lines[i] = lsFile(e.path, e.size)
 		default:
-			lines[i] = "/" + e.path
+			lines[i] = resultPath(e.path)
 		}
 	}
 	return capLines(lines), nil
@@ -80,23 +73,23 @@ func (w *Workspace) readFile(ctx context.Context, a *argReader) (string, error) 
 	}
 	p, err := Canonicalize(arg)
 	if err != nil {
-		return "Error: Cannot read '" + arg + "': " + reasonOutside + ".", nil
+		return cannot(verbRead, arg, reasonOutside), nil
 	}
 	data, err := w.readTool(ctx, p)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return "Error: File '" + arg + "' not found", nil
+			return fileNotFound(arg), nil
 		}
 		if err := storeFailure(ctx, err); err != nil {
 			return "", err
 		}
-		return "Error: Cannot read '" + arg + "': " + reason(err) + ".", nil
+		return cannot(verbRead, arg, reason(err)), nil
 	}
 	if t := binaryType(p); t != "" {
-		return binaryNotice(arg, t+", "+formatSize(int64(len(data)))), nil
+		return binaryNotice(arg, binaryDetail(t, int64(len(data)))), nil
 	}
 	if hasNUL(data) {
-		return binaryNotice(arg, "application/octet-stream"), nil
+		return binaryNotice(arg, octetStream), nil
 	}
 	text := decodeText(data)
 	if isBlank(text) {
@@ -105,7 +98,7 @@ func (w *Workspace) readFile(ctx context.Context, a *argReader) (string, error) 
 	var notice string
 	if offset < 0 {
 		// Fixed notation is JavaScript's String(n) for every offset between -1e21 and -1e-6.
-		notice = "[Requested offset " + strconv.FormatFloat(offset, 'f', -1, 64) + " is before the start of the file; read from line 1 instead.]\n"
+		notice = offsetNotice(strconv.FormatFloat(offset, 'f', -1, 64))
 	}
 	return readWindow(text, arg, notice, lineCount(offset), lineCount(limit)), nil
 }
@@ -118,12 +111,6 @@ func (w *Workspace) readTool(ctx context.Context, p string) ([]byte, error) {
 		return nil, store.ErrNotFound
 	}
 	return r.files.Read(ctx, r.key)
-}
-
-// binaryNotice is BR-20's answer to reading a binary file; the path loses leading slashes.
-func binaryNotice(arg, detail string) string {
-	return "Error: '" + strings.TrimLeft(arg, "/") + "' is a binary file (" + detail +
-		") and was not read; read_file returns text files only."
 }
 
 // lineCount floors a line offset or limit, a negative value counting as 0 (BR-43).
@@ -145,11 +132,10 @@ func readWindow(text, arg, notice string, offset, limit int) string {
 		total++
 	}
 	if offset >= total {
-		return "Error: Line offset " + strconv.Itoa(offset) + " exceeds file length (" + strconv.Itoa(total) + " lines)"
+		return offsetBeyondEnd(offset, total)
 	}
 	if limit == 0 {
-		n := strconv.Itoa(offset + 1)
-		return notice + "@@ lines " + n + "-" + n + " @@\n"
+		return notice + limitZeroHeader(offset+1)
 	}
 	start := 0
 	for range offset {
@@ -171,36 +157,22 @@ func readWindow(text, arg, notice string, offset, limit int) string {
 	header = append(header, notice...)
 	header = appendRange(header, offset+1, last, total)
 	if last < total {
-		header = append(header, " | next offset "...)
-		header = strconv.AppendInt(header, int64(last), 10)
+		header = appendNextOffset(header, last)
 	}
-	header = append(header, " @@\n"...)
+	header = append(header, headerClose...)
 	if jsLen(header)+jsLen(body) < resultCap {
 		return string(append(header, body...))
 	}
 	return cutWindow(strings.Split(body, "\n"), arg, notice, offset, total)
 }
 
-// appendRange appends "@@ lines <first>-<last> of <total>".
-func appendRange(b []byte, first, last, total int) []byte {
-	b = append(b, "@@ lines "...)
-	b = strconv.AppendInt(b, int64(first), 10)
-	b = append(b, '-')
-	b = strconv.AppendInt(b, int64(last), 10)
-	b = append(b, " of "...)
-	return strconv.AppendInt(b, int64(total), 10)
-}
-
 // cutWindow renders a window that would reach the cap (BR-43): the size notice, then
 // the most whole lines that fit the cap in all, or — when not even the first line fits —
 // as much of the first line as fits under the mid-line header.
 func cutWindow(lines []string, arg, notice string, offset, total int) string {
-	prefix := notice + sizeNoticeHead + arg + sizeNoticeTail
+	prefix := notice + sizeLimitNotice(arg)
 	budget := resultCap - jsLen(prefix)
-	header := func(k int) string {
-		last := strconv.Itoa(offset + k)
-		return string(appendRange(nil, offset+1, offset+k, total)) + " | next offset " + last + " | truncated due to size @@\n"
-	}
+	header := func(k int) string { return sizeCutHeader(offset+1, offset+k, total) }
 	used, k := 0, 0
 	for ; k < len(lines); k++ {
 		add := jsLen(lines[k])
@@ -217,9 +189,7 @@ func cutWindow(lines []string, arg, notice string, offset, total int) string {
 	}
 	line := lines[0]
 	length := strconv.Itoa(jsLen(line))
-	midLine := func(shown string) string {
-		return string(appendRange(nil, offset+1, offset+1, total)) + " | truncated mid-line | " + shown + " of " + length + " chars @@\n"
-	}
+	midLine := func(shown string) string { return midLineHeader(offset+1, total, shown, length) }
 	shown := max(budget-jsLen(midLine(length)), 0)
 	return prefix + midLine(strconv.Itoa(shown)) + jsPrefix(line, shown)
 }
@@ -231,7 +201,7 @@ func (w *Workspace) writeFile(ctx context.Context, a *argReader) (string, error)
 	if a.invalid() {
 		return "", nil
 	}
-	fail := func(why string) (string, error) { return "Error: Cannot write '" + arg + "': " + why + ".", nil }
+	fail := func(why string) (string, error) { return cannot(verbWrite, arg, why), nil }
 	p, err := Canonicalize(arg)
 	if err != nil {
 		return fail(reasonOutside)
@@ -239,7 +209,7 @@ func (w *Workspace) writeFile(ctx context.Context, a *argReader) (string, error)
 	data := []byte(content)
 	if binaryType(p) != "" {
 		if data, err = decodeBase64(content); err != nil {
-			return fail("its content is not valid base64, which a binary file needs")
+			return fail(reasonNotBase64)
 		}
 	}
 	why, err := w.put(ctx, p, data)
@@ -249,7 +219,7 @@ func (w *Workspace) writeFile(ctx context.Context, a *argReader) (string, error)
 	if why != "" {
 		return fail(why)
 	}
-	return "Successfully wrote to '" + arg + "'", nil
+	return wrote(arg), nil
 }
 
 // put writes a whole file through the tools' routes. It returns "" on success, else the
@@ -297,7 +267,7 @@ func (w *Workspace) conflict(ctx context.Context, p string, r route) (string, er
 		fi, err := ra.files.Stat(ctx, ra.key)
 		switch {
 		case err == nil && !fi.Dir:
-			return "'" + anc + "' is a file, not a folder", nil
+			return reasonParentIsFile(anc), nil
 		case err != nil && !errors.Is(err, store.ErrNotFound):
 			return "", err
 		}
@@ -339,7 +309,7 @@ func (w *Workspace) editFile(ctx context.Context, a *argReader) (string, error) 
 	if a.invalid() {
 		return "", nil
 	}
-	fail := func(why string) (string, error) { return "Error: Cannot edit '" + arg + "': " + why + ".", nil }
+	fail := func(why string) (string, error) { return cannot(verbEdit, arg, why), nil }
 	p, err := Canonicalize(arg)
 	if err != nil {
 		return fail(reasonOutside)
@@ -347,7 +317,7 @@ func (w *Workspace) editFile(ctx context.Context, a *argReader) (string, error) 
 	data, err := w.readTool(ctx, p)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return "Error: File '" + arg + "' not found", nil
+			return fileNotFound(arg), nil
 		}
 		if err := storeFailure(ctx, err); err != nil {
 			return "", err
@@ -355,23 +325,22 @@ func (w *Workspace) editFile(ctx context.Context, a *argReader) (string, error) 
 		return fail(reason(err))
 	}
 	if binaryType(p) != "" {
-		return fail("it is not a text file")
+		return fail(reasonNotText)
 	}
 	text := decodeText(data)
 	n := 0
 	switch {
 	case oldS == "" && text != "":
-		return "Error: oldString cannot be empty when file has content", nil
+		return emptyOldString, nil
 	case oldS == "":
 		text = newS
 	default:
 		n = strings.Count(text, oldS)
 		switch {
 		case n == 0:
-			return "Error: String not found in file: '" + oldS + "'", nil
+			return stringNotFound(oldS), nil
 		case n > 1 && !all:
-			return "Error: String '" + oldS + "' has multiple occurrences (appears " + strconv.Itoa(n) +
-				" times) in file. Use replace_all=True to replace all instances, or provide a more specific string with surrounding context.", nil
+			return multipleOccurrences(oldS, n), nil
 		}
 		text = strings.ReplaceAll(text, oldS, newS)
 	}
@@ -382,5 +351,5 @@ func (w *Workspace) editFile(ctx context.Context, a *argReader) (string, error) 
 	if why != "" {
 		return fail(why)
 	}
-	return "Successfully replaced " + strconv.Itoa(n) + " occurrence(s) in '" + arg + "'", nil
+	return replaced(n, arg), nil
 }

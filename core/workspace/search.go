@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -17,7 +16,6 @@ const (
 	defaultMaxCount = 1000
 	// grepMaxFileBytes is deepagents' per-file search bound (BR-49): larger files are skipped.
 	grepMaxFileBytes = 10 << 20
-	capNote          = "\n\nNote: the search stopped early because it hit the maximum match count. The matches above are valid but incomplete. Narrow the search (a more specific pattern or a narrower path), or raise max_count, to see the rest."
 )
 
 // glob lists the files under a folder matching a pattern (BR-46, OQ-15):
@@ -31,11 +29,11 @@ func (w *Workspace) glob(ctx context.Context, a *argReader) (string, error) {
 	}
 	p, err := Canonicalize(arg)
 	if err != nil {
-		return "Error finding files: " + reasonOutside, nil
+		return findError(reasonOutside), nil
 	}
 	pat := strings.TrimLeft(pattern, "/")
 	if !doublestar.ValidatePattern(pat) {
-		return "Error finding files: the pattern is not valid", nil
+		return findError(reasonPattern), nil
 	}
 	// Walk only below the pattern's wildcard-free leading folders, and only as deep as a
 	// pattern without '**' can reach.
@@ -53,7 +51,7 @@ func (w *Workspace) glob(ctx context.Context, a *argReader) (string, error) {
 	if w.searchable(p, start) {
 		err = w.walk(ctx, start, levels, func(e entry) {
 			if ok, _ := doublestar.Match(pat, relative(p, e.path)); ok {
-				found = append(found, "/"+e.path)
+				found = append(found, resultPath(e.path))
 			}
 		})
 	}
@@ -61,10 +59,10 @@ func (w *Workspace) glob(ctx context.Context, a *argReader) (string, error) {
 		if err := storeFailure(ctx, err); err != nil {
 			return "", err
 		}
-		return "Error finding files: " + reason(err), nil
+		return findError(reason(err)), nil
 	}
 	if len(found) == 0 {
-		return "No files found matching pattern '" + pattern + "'", nil
+		return noFilesMatching(pattern), nil
 	}
 	slices.Sort(found)
 	return capLines(found), nil
@@ -125,17 +123,17 @@ func (w *Workspace) grep(ctx context.Context, a *argReader) (string, error) {
 	}
 	p, err := Canonicalize(arg)
 	if err != nil {
-		return "Error: Cannot search '" + arg + "': " + reasonOutside + ".", nil
+		return cannot(verbSearch, arg, reasonOutside), nil
 	}
 	results, capped, err := w.search(ctx, p, pattern, nameGlob, maxCount)
 	if err != nil {
 		if err := storeFailure(ctx, err); err != nil {
 			return "", err
 		}
-		return "Error: Cannot search '" + arg + "': " + reason(err) + ".", nil
+		return cannot(verbSearch, arg, reason(err)), nil
 	}
 	if len(results) == 0 {
-		return "No matches found for pattern '" + pattern + "'", nil
+		return noMatches(pattern), nil
 	}
 	var b strings.Builder
 	for i, f := range results {
@@ -144,13 +142,14 @@ func (w *Workspace) grep(ctx context.Context, a *argReader) (string, error) {
 		}
 		switch mode {
 		case "files_with_matches":
-			b.WriteString("/" + f.path)
+			b.WriteString(resultPath(f.path))
 		case "count":
-			b.WriteString("/" + f.path + ": " + strconv.Itoa(len(f.lines)))
+			b.WriteString(grepCount(f.path, len(f.lines)))
 		default:
-			b.WriteString("/" + f.path + ":")
+			b.WriteString(grepFileHead(f.path))
 			for _, m := range f.lines {
-				b.WriteString("\n  " + strconv.Itoa(m.n) + ": " + m.text)
+				b.WriteByte('\n')
+				b.WriteString(grepMatch(m.n, m.text))
 			}
 		}
 	}

@@ -17,9 +17,6 @@ import (
 // units): 4 × deepagents' toolTokenLimitBeforeEvict default of 20,000 (BR-41).
 const resultCap = 80_000
 
-// truncLine ends a cut ls, glob or grep result (spec 03 §5.5 TRUNC).
-const truncLine = "... [results truncated, try being more specific with your parameters]"
-
 // binaryMIMETypes is BR-20's BINARY_MIME_TYPES: extension (lower-case, no dot) → type.
 var binaryMIMETypes = map[string]string{
 	"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
@@ -44,19 +41,6 @@ func binaryType(p string) string {
 		return ""
 	}
 	return binaryMIMETypes[strings.ToLower(name[dot+1:])]
-}
-
-// formatSize renders a byte count per OQ-13: "<n> B" below 1024, "<x.y> KB" below 1 MiB,
-// otherwise "<x.y> MB" (one decimal, halves rounded up as JavaScript's toFixed does here).
-func formatSize(n int64) string {
-	switch {
-	case n < 1024:
-		return strconv.FormatInt(n, 10) + " B"
-	case n < 1024*1024:
-		return tenths(n, 1024) + " KB"
-	default:
-		return tenths(n, 1024*1024) + " MB"
-	}
 }
 
 // tenths renders n/unit with one decimal, rounding half up.
@@ -120,19 +104,8 @@ func jsPrefix(s string, n int) string {
 	return s
 }
 
-// Reasons a store failure is reported with (BR-22, BR-49): a store's own error text is
-// classified, never relayed, because it can carry host paths or the session id.
-const (
-	reasonMissing  = "it does not exist"
-	reasonDenied   = "permission was denied"
-	reasonRefused  = "the store refused it"
-	reasonReadOnly = "it is served by a read-only mount"
-	reasonOutside  = "it resolves outside the workspace root"
-	reasonRoot     = "it names the workspace root, not a file"
-	reasonDir      = "it is a directory; this tool works on one file"
-)
-
-// reason classifies a store error for a tool result.
+// reason classifies a store error for a tool result (BR-22, BR-49): a store's own error
+// text is never relayed.
 func reason(err error) string {
 	switch {
 	case errors.Is(err, store.ErrNotFound):

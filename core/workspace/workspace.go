@@ -80,7 +80,7 @@ type PathEscapeError struct {
 func (e *PathEscapeError) Name() string { return "WorkspacePathEscapeError" }
 
 func (e *PathEscapeError) Error() string {
-	return fmt.Sprintf("path '%s' resolves outside the workspace root", e.Path)
+	return pathEscape(e.Path)
 }
 
 // Canonicalize returns the canonical workspace path of p (GOV-30, GOV-56): backslashes

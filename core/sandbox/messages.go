@@ -1,0 +1,108 @@
+package sandbox
+
+// The texts scripts and the engine read from a run (spec 03 §1.4, §1.10, §5.2, §8): the import
+// refusal, cancellation, quota, timeout and definition errors, the preparation diagnostics and
+// the console cut line. They follow the reference implementation @archmax-ai/harness (MIT; see
+// NOTICE) for compatibility; changing one is a contract change.
+
+import (
+	"errors"
+	"strconv"
+)
+
+// importRefusal is CS-21's exact ForbiddenSandboxImportError message; " in <file>" only when the
+// file is known.
+func importRefusal(specifier, file string) string {
+	in := ""
+	if file != "" {
+		in = " in " + file
+	}
+	return "sandbox scripts may import only from '@archmax-ai/harness/*' type-carrier entry points; found 'import ... from \"" +
+		specifier + "\"'" + in + ". Sandbox scripts are self-contained — inline the logic or use the tools bridge."
+}
+
+// turnAborted is CS-62's AbortError text, followed by ": <cause>" when the cause is known.
+const turnAborted = "the turn was aborted"
+
+// toolAborted is CS-62's rejection of a host call in flight or made after the abort (BR-13
+// class 4): "Tool '<name>' failed: the turn was aborted".
+func toolAborted(tool string) string { return "Tool '" + tool + "' failed: " + turnAborted }
+
+// errRunEnded is the cause a host call's context carries when the run ended first (SB-05).
+var errRunEnded = errors.New("the script finished before the tool call completed")
+
+// timedOut is the TimeoutError text (CS-61, SB-04, OQ-2): "timed out after <ms> ms".
+func timedOut(ms int) string { return "timed out after " + strconv.Itoa(ms) + " ms" }
+
+// maxPtcCallsExceeded is CS-61's rejection of the host call over maxPtcCalls.
+func maxPtcCallsExceeded(max int) string {
+	return "script exceeded maxPtcCalls (" + strconv.Itoa(max) + ")"
+}
+
+// resultTooLong is CS-61's rejection of a host result over maxResultChars (OQ-5: reject, never
+// truncate); n and max count UTF-16 units.
+func resultTooLong(n, max int) string {
+	return "tool result of " + strconv.Itoa(n) + " characters exceeds maxResultChars (" + strconv.Itoa(max) + ")"
+}
+
+// memoryExceeded is OQ-3's QuotaError text for a run over memoryLimitBytes.
+func memoryExceeded(limit int64) string {
+	return "script exceeded memoryLimitBytes (" + strconv.FormatInt(limit, 10) + ")"
+}
+
+// callStackExceeded is OQ-2's QuotaError text for runaway recursion.
+func callStackExceeded(frames int) string {
+	return "script exceeded the maximum call stack size (" + strconv.Itoa(frames) + " frames)"
+}
+
+// deadlockMessage is the ScriptError of a run awaiting what nothing can settle (SB-03).
+const deadlockMessage = "the script awaits a promise that can never settle: no tool call is pending"
+
+// uncaughtException is the ScriptError text of a thrown value that has no text at all (CS-43).
+const uncaughtException = "uncaught exception"
+
+// DefinitionError texts (CS-25) and the TypeError of defineCodeState's wrong argument.
+const (
+	defaultNotFunction = "the default export is not a function"
+	twoStateFunctions  = "two different state functions were registered"
+	defineNotFunction  = "defineCodeState expects a function"
+)
+
+// argNotJSON is BR-10's TypeError for a tool argument JSON.stringify gives no text for.
+func argNotJSON(tool string) string {
+	return "the argument of tool '" + tool + "' is not JSON-serialisable"
+}
+
+// argTooLarge is BR-10's TypeError for a tool argument over MaxArgBytes (sizes in bytes).
+func argTooLarge(tool string, n, max int) string {
+	return "the argument of tool '" + tool + "' is " + strconv.Itoa(n) + " bytes of JSON, over the limit of " + strconv.Itoa(max)
+}
+
+// logCutLine is the last console line of a run over its console budget (CS-50); 65536 is
+// maxLogBytes.
+const logCutLine = "[console output truncated: more than 65536 bytes]"
+
+// syntaxErrorText renders a SyntaxError (CS-20…CS-23, SB-06): "SyntaxError: <file>:<line>:<col>: <msg>".
+func syntaxErrorText(file string, line, col int, msg string) string {
+	return "SyntaxError: " + file + ":" + strconv.Itoa(line) + ":" + strconv.Itoa(col) + ": " + msg
+}
+
+// Preparation diagnostics (SB-06; CS-20, CS-22 module syntax the sandbox does not offer). The
+// plain ones keep the wording JavaScript parsers use.
+const (
+	msgDynamicImport    = "dynamic import() is not available in the sandbox"
+	msgImportMeta       = "import.meta is not available in the sandbox"
+	msgImportAttributes = "import attributes are not supported in the sandbox"
+	msgReexportAll      = "re-exports (export * from) are not available in the sandbox"
+	msgReexport         = "re-exports (export … from) are not available in the sandbox"
+	msgNestedImport     = "'import' and 'export' may only appear at the top level"
+	msgDuplicateDefault = "Duplicate export of 'default'"
+	msgIllegalReturn    = "Illegal return statement"
+	msgUnexpectedEnd    = "Unexpected end of input"
+)
+
+// unexpectedToken is SB-06's diagnostic for a token a module statement cannot hold.
+func unexpectedToken(raw string) string { return "Unexpected token " + raw }
+
+// reservedName is SB-06's diagnostic for a script using the wrapper's own parameter name.
+func reservedName(name string) string { return "'" + name + "' is reserved in sandbox scripts" }
