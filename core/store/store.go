@@ -124,6 +124,23 @@ type Files interface {
 	Stat(ctx context.Context, key string) (*FileInfo, error)
 }
 
+// Blobs stores large values (tool results, attachments, big variables) content-addressed
+// per session, so a log item never carries more than a reference (DESIGN.md §3: values over
+// ~64 KB; S3 key <sessionPrefix><sessionId>/_blobs/<sha256>). Put is idempotent: the same
+// bytes give the same ref.
+type Blobs interface {
+	// Put stores data and returns its ref (the lowercase hex SHA-256 of data).
+	Put(ctx context.Context, sessionID string, data []byte) (string, error)
+	// Get returns the bytes of ref, or ErrNotFound.
+	Get(ctx context.Context, sessionID, ref string) ([]byte, error)
+	// DeleteSession removes every blob of a session.
+	DeleteSession(ctx context.Context, sessionID string) error
+}
+
+// ErrUnsupported is returned by a store that cannot perform an operation (e.g. Delete on a
+// read-only store).
+var ErrUnsupported = errors.New("operation not supported by this store")
+
 var (
 	// ErrNotFound: no such session, item or file.
 	ErrNotFound = errors.New("not found")
