@@ -357,16 +357,18 @@ func detailOf(args map[string]any) string {
 	return ""
 }
 
-// previewOf caps a tool-result preview at 4096 UTF-16 units without splitting a
-// surrogate pair (02 §12.6).
-func previewOf(s string) (string, bool) {
+// previewOf caps a tool-result preview at 4096 UTF-16 units (02 §12.6).
+func previewOf(s string) (string, bool) { return capUnits(s, spec.ToolOutputPreviewCap) }
+
+// capUnits cuts s to at most max UTF-16 units without splitting a surrogate pair.
+func capUnits(s string, max int) (string, bool) {
 	units := 0
 	for i, rn := range s {
 		n := utf16.RuneLen(rn)
 		if n < 0 {
 			n = 1
 		}
-		if units+n > spec.ToolOutputPreviewCap {
+		if units+n > max {
 			return s[:i], true
 		}
 		units += n

@@ -57,10 +57,26 @@ type settlement struct {
 	exit   *Exit
 }
 
-// emit stamps and delivers an event and queues it for persistence.
+// storedPreviewCap bounds the tool-result preview kept in a stored event (UTF-16 units);
+// live handlers get the full 4096-unit preview, and the whole result is in the transcript.
+// This keeps the bytes written per step close to the step's own content.
+const storedPreviewCap = 256
+
+// emit stamps and delivers an event and queues it for persistence. Text deltas are live
+// only (their message is stored whole); stored tool-result previews are shortened.
 func (r *run) emit(typ string, data map[string]any) {
 	r.rec.EventSeq++
 	ev := r.e.emitter.Stamp(events.Event{Type: typ, SessionID: r.id, SessionSeq: r.rec.EventSeq, Data: data})
+	if typ == events.AgentTextDelta {
+		return
+	}
+	if out, ok := data["output"].(string); ok && typ == events.ToolResult {
+		if short, cut := capUnits(out, storedPreviewCap); cut {
+			stored := maps.Clone(data)
+			stored["output"], stored["truncated"] = short, true
+			ev.Data = stored
+		}
+	}
 	raw, _ := ev.MarshalJSON() // already compact: skip json.Marshal's re-compaction
 	r.pendingEvents = append(r.pendingEvents, raw)
 }
