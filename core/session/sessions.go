@@ -1,0 +1,291 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/core/transcript"
+)
+
+// SessionSummary is one stored session as hosts and the session API read it (spec 02 §9.7).
+type SessionSummary struct {
+	SessionID      string                        `json:"sessionId"`
+	Workflow       string                        `json:"workflow"`
+	Status         Status                        `json:"status"`
+	Classification string                        `json:"classification"` // "open" | "finished"
+	Interrupted    bool                          `json:"interrupted,omitempty"`
+	WorkflowState  string                        `json:"workflowState,omitempty"` // the position
+	State          string                        `json:"state,omitempty"`         // parked sessions: the parked state
+	Title          string                        `json:"title,omitempty"`
+	Exit           *Exit                         `json:"exit,omitempty"`
+	Rejected       string                        `json:"rejected,omitempty"`
+	Variables      map[string]spec.VariableEntry `json:"variables,omitempty"`
+	Usage          *Usage                        `json:"usage,omitempty"`
+	SpecHash       string                        `json:"specHash,omitempty"`
+	ParentID       string                        `json:"parentSessionId,omitempty"`
+	MessageCount   int64                         `json:"messageCount"`
+	Turn           int                           `json:"turn"`
+	CreatedAt      string                        `json:"createdAt"`
+	UpdatedAt      string                        `json:"updatedAt"`
+}
+
+// SessionNotFoundError: no committed session has this id (HTTP 404).
+type SessionNotFoundError struct{ SessionID string }
+
+func (e *SessionNotFoundError) Error() string {
+	return fmt.Sprintf("Session '%s' has not run yet.", e.SessionID)
+}
+
+// Name returns the error name.
+func (e *SessionNotFoundError) Name() string { return "SessionNotFoundError" }
+
+// SessionStoreCapabilityError: the store cannot perform the operation (spec 02 §9.6).
+type SessionStoreCapabilityError struct{ Operation string }
+
+func (e *SessionStoreCapabilityError) Error() string {
+	return fmt.Sprintf("The session store cannot %s.", e.Operation)
+}
+
+// Name returns the spec error name.
+func (e *SessionStoreCapabilityError) Name() string { return "SessionStoreCapabilityError" }
+
+// Sessions reads and deletes stored sessions (spec 02 §9.6). Safe for concurrent use.
+type Sessions struct {
+	log   store.Log
+	files store.Files
+	blobs store.Blobs // optional
+	clock func() time.Time
+}
+
+// NewSessions returns the session handles over a log and the session files tree (blobs may
+// be nil when the log keeps no blobs).
+func NewSessions(log store.Log, files store.Files, blobs store.Blobs) *Sessions {
+	return &Sessions{log: log, files: files, blobs: blobs, clock: time.Now}
+}
+
+// ListOptions filter and page List.
+type ListOptions struct {
+	Workflow        string
+	Status          Status
+	Limit           int    // default 50
+	Cursor          string // from the previous page
+	IncludeChildren bool   // child sessions (<parent>~<n>) are left out unless true
+}
+
+// Get returns a session's summary; *SessionNotFoundError when it never committed;
+// *spec.SessionStoreIdError for an id the store cannot address.
+func (s *Sessions) Get(ctx context.Context, sessionID string) (*SessionSummary, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.log.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &SessionNotFoundError{SessionID: id}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.summarize(h), nil
+}
+
+// List returns summaries newest first and the next page's cursor ("" on the last page).
+func (s *Sessions) List(ctx context.Context, opts ListOptions) ([]SessionSummary, string, error) {
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = store.DefaultLimit
+	}
+	out := []SessionSummary{}
+	cursor := opts.Cursor
+	for {
+		heads, next, err := s.log.List(ctx, store.ListOptions{Workflow: opts.Workflow, Status: string(opts.Status), Limit: limit, Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		for _, h := range heads {
+			if !opts.IncludeChildren {
+				if _, child := spec.ParentSessionIDOf(h.SessionID); child {
+					continue
+				}
+			}
+			out = append(out, *s.summarize(h))
+		}
+		// children skipped: keep filling the page while the store has more
+		if next == "" || len(out) >= limit {
+			return out, next, nil
+		}
+		cursor = next
+	}
+}
+
+// summarize projects a head onto a summary; a malformed body reads as absent fields.
+func (s *Sessions) summarize(h *store.Head) *SessionSummary {
+	sum := &SessionSummary{SessionID: h.SessionID, Workflow: h.Workflow, Status: Status(h.Status),
+		MessageCount: h.Messages, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt}
+	var rec record
+	if json.Unmarshal(h.Body, &rec) == nil {
+		sum.WorkflowState, sum.SpecHash, sum.Turn = rec.State, rec.SpecHash, rec.Calls
+		sum.Exit, sum.Rejected = rec.Exit, rec.Rejected
+		if !rec.Usage.Empty() {
+			sum.Usage = rec.Usage
+		}
+		if len(rec.Variables) > 0 {
+			sum.Variables = rec.Variables
+			if t, ok := rec.Variables[spec.TitleVariable].Value.(string); ok {
+				sum.Title = t
+			}
+		}
+	}
+	sum.Classification = "open"
+	if IsFinished(sum.Status) {
+		sum.Classification = "finished"
+	}
+	if sum.Status == StatusRunning && !h.Lease.Live(s.clock()) {
+		sum.Interrupted = true
+	}
+	if p, ok := spec.ParentSessionIDOf(h.SessionID); ok {
+		sum.ParentID = p
+	}
+	return sum
+}
+
+// MessageCount is how many messages the session's latest checkpoint holds (0 when it never
+// ran) — the cursor of spec 02 §5.4.
+func (s *Sessions) MessageCount(ctx context.Context, sessionID string) (int64, error) {
+	sum, err := s.Get(ctx, sessionID)
+	var nf *SessionNotFoundError
+	if errors.As(err, &nf) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return sum.MessageCount, nil
+}
+
+// Messages returns up to limit (default 100) messages after the cursor (a message count)
+// and the cursor after them.
+func (s *Sessions) Messages(ctx context.Context, sessionID string, after int64, limit int) ([]transcript.Message, int64, error) {
+	raws, next, err := s.page(ctx, sessionID, after, limit, s.log.Messages)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]transcript.Message, 0, len(raws))
+	for _, raw := range raws {
+		var m transcript.Message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, 0, fmt.Errorf("decode message of %s: %w", sessionID, err)
+		}
+		out = append(out, m)
+	}
+	return out, next, nil
+}
+
+// Events returns up to limit (default 100) stored events after the cursor, as their JSON.
+func (s *Sessions) Events(ctx context.Context, sessionID string, after int64, limit int) ([]json.RawMessage, int64, error) {
+	return s.page(ctx, sessionID, after, limit, s.log.Events)
+}
+
+// Trail returns the whole audit trail.
+func (s *Sessions) Trail(ctx context.Context, sessionID string) ([]transcript.TrailStep, error) {
+	raws, _, err := s.page(ctx, sessionID, 0, 1<<30, s.log.TrailSteps)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]transcript.TrailStep, 0, len(raws))
+	for _, raw := range raws {
+		var st transcript.TrailStep
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+type itemReader func(ctx context.Context, sessionID string, from, to int64) ([]json.RawMessage, error)
+
+func (s *Sessions) page(ctx context.Context, sessionID string, after int64, limit int, read itemReader) ([]json.RawMessage, int64, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if limit <= 0 {
+		limit = 100
+	}
+	if after < 0 {
+		after = 0
+	}
+	raws, err := read(ctx, id, after, after+int64(limit))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, &SessionNotFoundError{SessionID: id}
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return raws, after + int64(len(raws)), nil
+}
+
+// Delete removes a session — its log, its files and its blobs — and reports whether it
+// existed. A session with a call in progress is refused (*SessionNotResumableError); a store
+// that cannot delete answers *SessionStoreCapabilityError.
+func (s *Sessions) Delete(ctx context.Context, sessionID string) (bool, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return false, err
+	}
+	owner := "delete/" + id
+	if _, err := s.log.Acquire(ctx, id, owner, time.Minute); err != nil {
+		if errors.Is(err, store.ErrLeaseHeld) {
+			return false, &SessionNotResumableError{SessionID: id}
+		}
+		return false, err
+	}
+	existed, err := s.log.Delete(ctx, id)
+	if errors.Is(err, store.ErrUnsupported) {
+		_ = s.log.Release(ctx, id, owner)
+		return false, &SessionStoreCapabilityError{Operation: "delete sessions"}
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := deleteTree(ctx, s.files, id); err != nil {
+		return existed, err
+	}
+	if s.blobs != nil {
+		if err := s.blobs.DeleteSession(ctx, id); err != nil {
+			return existed, err
+		}
+	}
+	return existed, nil
+}
+
+// deleteTree removes every file under prefix/ through the Files port.
+func deleteTree(ctx context.Context, files store.Files, prefix string) error {
+	entries, err := files.List(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		key := strings.TrimSuffix(prefix, "/") + "/" + e.Name
+		if e.Dir {
+			if err := deleteTree(ctx, files, key); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := files.Delete(ctx, key); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if errors.Is(err, store.ErrUnsupported) {
+				return &SessionStoreCapabilityError{Operation: "delete session files"}
+			}
+			return err
+		}
+	}
+	return nil
+}
