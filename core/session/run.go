@@ -2,14 +2,14 @@ package session
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/kernel"
@@ -62,6 +62,10 @@ type settlement struct {
 // This keeps the bytes written per step close to the step's own content.
 const storedPreviewCap = 256
 
+// storedArgsCap bounds the tool arguments kept in a stored tool-called/tool-blocked event
+// (bytes of JSON); larger arguments (e.g. a write_file's content) are in the transcript.
+const storedArgsCap = 512
+
 // emit stamps and delivers an event and queues it for persistence. Text deltas are live
 // only (their message is stored whole); stored tool-result previews are shortened.
 func (r *run) emit(typ string, data map[string]any) {
@@ -77,6 +81,15 @@ func (r *run) emit(typ string, data map[string]any) {
 			ev.Data = stored
 		}
 	}
+	if args, ok := data["args"]; ok {
+		if b, err := json.Marshal(args); err == nil && len(b) > storedArgsCap {
+			stored := maps.Clone(ev.Data)
+			delete(stored, "args")
+			stored["argsOmitted"] = true
+			ev.Data = stored
+		}
+	}
+	ev.SessionID = ""          // the log it is stored in names the session (Sessions.Events adds it back)
 	raw, _ := ev.MarshalJSON() // already compact: skip json.Marshal's re-compaction
 	r.pendingEvents = append(r.pendingEvents, raw)
 }
@@ -88,7 +101,7 @@ func (r *run) warn(scope, msg string) {
 // appendMessage adds a message to the transcript (committed at the next commit).
 func (r *run) appendMessage(m transcript.Message) transcript.Message {
 	if m.ID == "" {
-		m.ID = "msg_" + strings.ReplaceAll(uuid.NewString(), "-", "")
+		m.ID = newMessageID()
 	}
 	if m.TS == 0 {
 		m.TS = r.e.cfg.Clock().UnixMilli()
@@ -98,6 +111,13 @@ func (r *run) appendMessage(m transcript.Message) transcript.Message {
 	raw, _ := json.Marshal(m)
 	r.pendingMsgs = append(r.pendingMsgs, raw)
 	return m
+}
+
+// newMessageID mints a short random message id ("m" + 16 base32 characters, 80 bits).
+func newMessageID() string {
+	var b [10]byte
+	_, _ = rand.Read(b[:])
+	return "m" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
 // appendTrail adds a trail step (spec 02 §6).

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/transcript"
@@ -187,9 +188,24 @@ func (s *Sessions) Messages(ctx context.Context, sessionID string, after int64, 
 	return out, next, nil
 }
 
-// Events returns up to limit (default 100) stored events after the cursor, as their JSON.
+// Events returns up to limit (default 100) stored events after the cursor, as their JSON
+// (spec 02 §12.1 envelope; stored previews are shortened, see storedPreviewCap).
 func (s *Sessions) Events(ctx context.Context, sessionID string, after int64, limit int) ([]json.RawMessage, int64, error) {
-	return s.page(ctx, sessionID, after, limit, s.log.Events)
+	raws, next, err := s.page(ctx, sessionID, after, limit, s.log.Events)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i, raw := range raws {
+		var ev events.Event
+		if json.Unmarshal(raw, &ev) != nil {
+			continue
+		}
+		ev.SessionID = sessionID
+		if b, err := ev.MarshalJSON(); err == nil {
+			raws[i] = b
+		}
+	}
+	return raws, next, nil
 }
 
 // Trail returns the whole audit trail.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 // 02 §9.6/§9.7: summaries, listing, message cursor, pages, delete.
 func TestSessionsReadAndDelete(t *testing.T) {
 	h := newHarness(t, strings.Replace(twoAgents, "    requires: [topic]\n", "", 1), nil)
+	var tick atomic.Int64 // a clock that moves one second per reading: s2 is strictly newer than s1
+	h.cfg.Clock = func() time.Time { return time.Date(2026, 11, 30, 9, 0, int(tick.Add(1)), 0, time.UTC) }
 	h.script(calls("", call{"archmax_set_variables", map[string]any{"variables": map[string]any{"title": "Badge request"}}}, advance("answer", "go")), says("done"))
 	h.send("s1", "hi", nil)
 	h.script(says("other"))
