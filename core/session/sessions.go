@@ -282,8 +282,20 @@ func (s *Sessions) Delete(ctx context.Context, sessionID string) (bool, error) {
 	return existed, nil
 }
 
+// folderDeleter is a Files that removes a whole folder in one pass (the S3 store).
+type folderDeleter interface {
+	DeleteFolder(ctx context.Context, folder string) (int, error)
+}
+
 // deleteTree removes every file under prefix/ through the Files port.
 func deleteTree(ctx context.Context, files store.Files, prefix string) error {
+	if fd, ok := files.(folderDeleter); ok {
+		_, err := fd.DeleteFolder(ctx, prefix)
+		if errors.Is(err, store.ErrUnsupported) {
+			return &SessionStoreCapabilityError{Operation: "delete session files"}
+		}
+		return err
+	}
 	entries, err := files.List(ctx, prefix)
 	if err != nil {
 		return err
