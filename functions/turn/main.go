@@ -1,13 +1,45 @@
-// Command turn is the turn Lambda of the archmax bundle (DESIGN.md §1). It is a placeholder
-// until the "Durable on AWS" issue wires it to the engine; built, it reports that.
+// Command turn is the turn Lambda of the archmax bundle (DESIGN.md §1): API Gateway HTTP API
+// (payload format 2.0) requests on
+//
+//	POST /v1/workflows/{workflow}/sessions
+//	POST /v1/workflows/{workflow}/sessions/{sessionId}/turns
+//
+// are served by functions/internal/httpapi over the AWS assembly of
+// functions/internal/assembly (configuration from ARCHMAX_* environment variables). A
+// configuration that cannot work stops the function at init with a logged reason.
 package main
 
 import (
-	"fmt"
+	"context"
+	"log/slog"
 	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/archmax-ai/archmax/functions/internal/assembly"
+	"github.com/archmax-ai/archmax/functions/internal/httpapi"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "functions/turn: not wired yet (see docs/ARCHITECTURE.md)")
-	os.Exit(1)
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	h, err := newHandler(context.Background(), os.Getenv, log)
+	if err != nil {
+		log.Error("functions/turn cannot start", "error", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(h.Handle)
+}
+
+// newHandler reads the configuration through getenv and assembles the handler; it makes
+// no AWS call, so a cold start costs no round trip.
+func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (*httpapi.Handler, error) {
+	cfg, err := assembly.ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	engines, err := assembly.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.New(engines, log), nil
 }

@@ -1,0 +1,713 @@
+// Package dynamodb implements store.Log on one DynamoDB table (DESIGN.md §3, spec 02 §9.3,
+// 15-Q1–Q3). Values over 64 KiB go to a store.Blobs (S3 in production) and the item keeps
+// the reference, so no item ever approaches DynamoDB's 400 KB limit.
+//
+// # Table schema
+//
+// One table, key pk (S, HASH) + sk (S, RANGE), PAY_PER_REQUEST, TTL on ttl (CreateTable):
+//
+//	pk = S#<sessionId>  sk = HEAD    the session head:
+//	    version      N  committed version; absent on a lease-only head (never committed,
+//	                    invisible to Get and List)
+//	    workflow, status, createdAt, updatedAt  S
+//	    m, t, e      N  message, trail and event counters (items 0..n-1 are visible)
+//	    body         S  the engine's JSON record, or
+//	    bodyBlob     S  the blob ref of a body over 64 KiB (or not UTF-8)
+//	    leaseOwner   S, leaseExpires N (Unix ms)   the writer lease; absent when released
+//	    epoch        N  Unix ns of the latest Acquire: the lease's fencing token
+//	    parkDue      S  ISO-8601 resumeAt, and parkKey S = "PARKED": only while ParkDue != ""
+//	    listKey      S  = "S", and listSort S = "<updatedAt>#<sessionId>": on committed heads
+//	pk = S#<sessionId>  sk = M#<seq:10>#<epoch:19>   transcript message seq
+//	                    sk = T#<seq:10>#<epoch:19>   trail step seq
+//	                    sk = E#<seq:10>#<epoch:19>   event seq, with ttl N (Unix s; EventTTL)
+//	    v    S  the item's JSON, or
+//	    blob S  its blob ref when over 64 KiB (or not UTF-8)
+//	pk = I#<key>        sk = I       an idempotency record: v B (the value), ttl N (Unix s)
+//
+//	GSI byParkDue: parkKey HASH, parkDue RANGE, projection ALL   (ListDueParks)
+//	GSI byUpdated: listKey HASH, listSort RANGE, projection ALL  (List, newest first)
+//
+// # Protocol (one writer per session)
+//
+// Acquire is one conditional UpdateItem of the head (no lease, an expired lease, or the
+// caller's own) that sets the lease and a new epoch (so a commit racing its own owner's
+// re-Acquire fails with store.ErrConflict); a failed condition is store.ErrLeaseHeld. Commit reads the head with a consistent GetItem (version, counters,
+// lease, epoch), checks them (store.ErrConflict) and c.Validate (store.ErrInvalidCommit),
+// writes the new log items with BatchWriteItem (25 per request, unprocessed items retried
+// with backoff), then makes them visible with ONE UpdateItem of the head conditional on
+// the version, the caller's live lease and the epoch it read; a failed condition is
+// store.ErrConflict. So a commit whose items fit one batch costs exactly two write requests
+// (BatchWriteItem + UpdateItem; one when it has no items) plus one read, and the bytes it
+// writes do not grow with the session. No transactions are used.
+//
+// Item keys carry the epoch of the lease they were written under, so a writer whose lease
+// expired mid-commit can never overwrite an item another writer made visible: for each
+// seq the item with the highest epoch wins. That holds because a writer with a newer epoch
+// acquired after every commit of older epochs and writes only past the counters it read.
+// Epochs are wall-clock based, so like the lease itself this assumes clock skew between
+// writers far below the lease length. Concurrent commits of one owner within one Store are
+// serialised in process; one owner must not be shared by two processes.
+//
+// Reads of the head and items are strongly consistent; List and ListDueParks query GSIs
+// and are eventually consistent on AWS. Items past the counters (from abandoned commits)
+// are never returned and are overwritten or shadowed by the next writer; events expire
+// after EventTTL, after which Events returns only the ones still stored.
+package dynamodb
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/archmax-ai/archmax/core/store"
+)
+
+// API is the subset of *dynamodb.Client the store uses (a test can wrap it).
+type API interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
+	CreateTable(ctx context.Context, in *dynamodb.CreateTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.CreateTableOutput, error)
+	DescribeTable(ctx context.Context, in *dynamodb.DescribeTableInput, opts ...func(*dynamodb.Options)) (*dynamodb.DescribeTableOutput, error)
+	UpdateTimeToLive(ctx context.Context, in *dynamodb.UpdateTimeToLiveInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateTimeToLiveOutput, error)
+}
+
+var _ API = (*dynamodb.Client)(nil)
+
+// DefaultEventTTL is how long event items are kept when Store.EventTTL is 0.
+const DefaultEventTTL = 30 * 24 * time.Hour
+
+// InlineLimit is the largest value (bytes) stored inside an item; larger values go to Blobs.
+const InlineLimit = 64 << 10
+
+// Store is a store.Log on one DynamoDB table (schema in the package doc). Safe for
+// concurrent use.
+type Store struct {
+	// EventTTL is how long event items live (DynamoDB TTL); 0 means DefaultEventTTL.
+	// Set it before first use.
+	EventTTL time.Duration
+
+	client API
+	table  string
+	blobs  store.Blobs
+	// commitLocks serialises Commit per session (striped by session id) within this Store.
+	commitLocks [64]sync.Mutex
+}
+
+var _ store.Log = (*Store)(nil)
+
+// New returns a Store on table (created by CreateTable) through client, offloading large
+// values to blobs.
+func New(client API, table string, blobs store.Blobs) *Store {
+	return &Store{client: client, table: table, blobs: blobs}
+}
+
+// Attribute names and constant values of the schema.
+const (
+	attrPK           = "pk"
+	attrSK           = "sk"
+	attrVersion      = "version"
+	attrWorkflow     = "workflow"
+	attrStatus       = "status"
+	attrCreatedAt    = "createdAt"
+	attrUpdatedAt    = "updatedAt"
+	attrMessages     = "m"
+	attrTrail        = "t"
+	attrEvents       = "e"
+	attrBody         = "body"
+	attrBodyBlob     = "bodyBlob"
+	attrLeaseOwner   = "leaseOwner"
+	attrLeaseExpires = "leaseExpires"
+	attrEpoch        = "epoch"
+	attrParkDue      = "parkDue"
+	attrParkKey      = "parkKey"
+	attrListKey      = "listKey"
+	attrListSort     = "listSort"
+	attrValue        = "v"
+	attrBlob         = "blob"
+	attrTTL          = "ttl"
+
+	skHead      = "HEAD"
+	skIdem      = "I"
+	parkedValue = "PARKED"
+	listValue   = "S"
+
+	indexByParkDue = "byParkDue"
+	indexByUpdated = "byUpdated"
+
+	seqDigits   = 10
+	epochDigits = 19
+	batchSize   = 25 // BatchWriteItem's request limit
+)
+
+func sessionPK(id string) string { return "S#" + id }
+
+func headKey(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: str(sessionPK(id)), attrSK: str(skHead)}
+}
+
+func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+func num(n int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+// expr collects the placeholder names and values of one request's expressions; only the
+// ones used are sent (DynamoDB rejects unused ones).
+type expr struct {
+	names  map[string]string
+	values map[string]types.AttributeValue
+}
+
+func newExpr() *expr {
+	return &expr{names: map[string]string{}, values: map[string]types.AttributeValue{}}
+}
+
+// n returns the placeholder of attribute name (every name is aliased: several are reserved words).
+func (x *expr) n(name string) string {
+	x.names["#"+name] = name
+	return "#" + name
+}
+
+// v binds av to the placeholder :key.
+func (x *expr) v(key string, av types.AttributeValue) string {
+	x.values[":"+key] = av
+	return ":" + key
+}
+
+func isConditionFailed(err error) (*types.ConditionalCheckFailedException, bool) {
+	var ccf *types.ConditionalCheckFailedException
+	return ccf, errors.As(err, &ccf)
+}
+
+func nowMillis(t time.Time) int64 { return t.UnixMilli() }
+
+// Acquire implements store.Log (15-Q1): one conditional UpdateItem that takes or extends
+// owner's lease for ttl and starts a new lease epoch; store.ErrLeaseHeld while another
+// owner's lease is live. A session never committed yields a zero head (Version 0, nil Body).
+func (s *Store) Acquire(ctx context.Context, sessionID, owner string, ttl time.Duration) (*store.Head, error) {
+	switch {
+	case sessionID == "":
+		return nil, errors.New("acquire: empty session id")
+	case owner == "":
+		return nil, fmt.Errorf("acquire %s: empty owner", sessionID)
+	case ttl <= 0:
+		return nil, fmt.Errorf("acquire %s: non-positive lease ttl %v", sessionID, ttl)
+	}
+	now := time.Now()
+	x := newExpr()
+	lo, le := x.n(attrLeaseOwner), x.n(attrLeaseExpires)
+	update := fmt.Sprintf("SET %s = %s, %s = %s, %s = %s", lo, x.v("owner", str(owner)),
+		le, x.v("exp", num(nowMillis(now.Add(ttl)))), x.n(attrEpoch), x.v("epoch", num(now.UnixNano())))
+	cond := fmt.Sprintf("attribute_not_exists(%s) OR %s <= %s OR %s = :owner", lo, le, x.v("now", num(nowMillis(now))), lo)
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       headKey(sessionID),
+		UpdateExpression:          &update,
+		ConditionExpression:       &cond,
+		ExpressionAttributeNames:  x.names,
+		ExpressionAttributeValues: x.values,
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if _, ok := isConditionFailed(err); ok {
+		return nil, fmt.Errorf("acquire %s: %w", sessionID, store.ErrLeaseHeld)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("acquire %s: %w", sessionID, err)
+	}
+	h, err := s.decodeHead(ctx, sessionID, out.Attributes, now)
+	if err != nil {
+		return nil, fmt.Errorf("acquire %s: %w", sessionID, err)
+	}
+	return h, nil
+}
+
+// Release implements store.Log: it removes owner's lease (a no-op when owner does not hold
+// it) and deletes the head of a session never committed.
+func (s *Store) Release(ctx context.Context, sessionID, owner string) error {
+	x := newExpr()
+	lo := x.n(attrLeaseOwner)
+	update := fmt.Sprintf("REMOVE %s, %s", lo, x.n(attrLeaseExpires))
+	cond := fmt.Sprintf("%s = %s", lo, x.v("owner", str(owner)))
+	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       headKey(sessionID),
+		UpdateExpression:          &update,
+		ConditionExpression:       &cond,
+		ExpressionAttributeNames:  x.names,
+		ExpressionAttributeValues: x.values,
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if _, ok := isConditionFailed(err); ok {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("release %s: %w", sessionID, err)
+	}
+	if _, committed := out.Attributes[attrVersion]; committed {
+		return nil
+	}
+	// A lease-only head: remove it unless someone acquired or committed meanwhile.
+	x = newExpr()
+	cond = fmt.Sprintf("attribute_not_exists(%s) AND attribute_not_exists(%s)", x.n(attrLeaseOwner), x.n(attrVersion))
+	_, err = s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                &s.table,
+		Key:                      headKey(sessionID),
+		ConditionExpression:      &cond,
+		ExpressionAttributeNames: x.names,
+	})
+	if _, ok := isConditionFailed(err); ok || err == nil {
+		return nil
+	}
+	return fmt.Errorf("release %s: %w", sessionID, err)
+}
+
+// writerState is what Commit reads of the head before writing.
+type writerState struct {
+	version, epoch int64
+	old            store.Head // counters only
+	lease          store.Lease
+}
+
+// Commit implements store.Log (02 §9.3, 15-Q1/Q2): see the package doc for the protocol.
+// store.ErrConflict when owner holds no live lease or the version is not
+// c.ExpectedVersion; an error wrapping store.ErrInvalidCommit when the counters do not
+// match the items (nothing is written then).
+func (s *Store) Commit(ctx context.Context, sessionID, owner string, c *store.Commit) (*store.Head, error) {
+	mu := &s.commitLocks[stripe(sessionID)]
+	mu.Lock()
+	defer mu.Unlock()
+
+	now := time.Now()
+	w, err := s.writerState(ctx, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", sessionID, err)
+	}
+	switch {
+	case w == nil || w.lease.Owner != owner || !w.lease.Live(now):
+		return nil, fmt.Errorf("commit %s: %w (lease not held by %s)", sessionID, store.ErrConflict, owner)
+	case w.version != c.ExpectedVersion:
+		return nil, fmt.Errorf("commit %s: %w (version %d, expected %d)", sessionID, store.ErrConflict, w.version, c.ExpectedVersion)
+	}
+	if err := c.Validate(&w.old); err != nil {
+		return nil, fmt.Errorf("commit %s: %w", sessionID, err)
+	}
+
+	puts, err := s.logItems(ctx, sessionID, w, c, now)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", sessionID, err)
+	}
+	if err := s.batchWrite(ctx, puts); err != nil {
+		return nil, fmt.Errorf("commit %s: write items: %w", sessionID, err)
+	}
+	in, err := s.headUpdate(ctx, sessionID, owner, w, c, now)
+	if err != nil {
+		return nil, fmt.Errorf("commit %s: %w", sessionID, err)
+	}
+	if _, err := s.client.UpdateItem(ctx, in); err != nil {
+		if _, ok := isConditionFailed(err); ok {
+			return nil, fmt.Errorf("commit %s: %w (lease or version changed)", sessionID, store.ErrConflict)
+		}
+		return nil, fmt.Errorf("commit %s: update head: %w", sessionID, err)
+	}
+	h := c.Head
+	h.SessionID = sessionID
+	h.Version = c.ExpectedVersion + 1
+	h.Body = clone(c.Head.Body)
+	h.Lease = &store.Lease{Owner: w.lease.Owner, ExpiresAt: w.lease.ExpiresAt}
+	return &h, nil
+}
+
+func stripe(sessionID string) int {
+	f := fnv.New32a()
+	f.Write([]byte(sessionID))
+	return int(f.Sum32() % 64)
+}
+
+// writerState reads the fields Commit checks with a consistent GetItem; nil when no head exists.
+func (s *Store) writerState(ctx context.Context, sessionID string) (*writerState, error) {
+	x := newExpr()
+	proj := fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s", x.n(attrVersion), x.n(attrMessages), x.n(attrTrail),
+		x.n(attrEvents), x.n(attrLeaseOwner), x.n(attrLeaseExpires), x.n(attrEpoch))
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:                &s.table,
+		Key:                      headKey(sessionID),
+		ConsistentRead:           aws.Bool(true),
+		ProjectionExpression:     &proj,
+		ExpressionAttributeNames: x.names,
+	})
+	if err != nil || out.Item == nil {
+		return nil, err
+	}
+	var hi headItem
+	if err := hi.unmarshal(out.Item); err != nil {
+		return nil, err
+	}
+	w := &writerState{
+		version: hi.Version,
+		epoch:   hi.Epoch,
+		old:     store.Head{Messages: hi.Messages, Trail: hi.Trail, Events: hi.Events},
+	}
+	if hi.LeaseOwner != "" {
+		w.lease = store.Lease{Owner: hi.LeaseOwner, ExpiresAt: time.UnixMilli(hi.LeaseExpires)}
+	}
+	return w, nil
+}
+
+// logItems builds the put requests of c's items, numbered from the stored counters and
+// keyed with the lease epoch; large values are offloaded to blobs.
+func (s *Store) logItems(ctx context.Context, sessionID string, w *writerState, c *store.Commit, now time.Time) ([]types.WriteRequest, error) {
+	eventTTL := s.EventTTL
+	if eventTTL == 0 {
+		eventTTL = DefaultEventTTL
+	}
+	pk := str(sessionPK(sessionID))
+	var puts []types.WriteRequest
+	for _, l := range logs {
+		for i, raw := range l.items(c) {
+			item := map[string]types.AttributeValue{
+				attrPK: pk,
+				attrSK: str(itemSK(l.prefix, l.counter(&w.old)+int64(i), w.epoch)),
+			}
+			name, av, err := s.value(ctx, sessionID, raw, attrValue, attrBlob)
+			if err != nil {
+				return nil, err
+			}
+			item[name] = av
+			if l.prefix == "E" {
+				item[attrTTL] = num(now.Add(eventTTL).Unix())
+			}
+			puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		}
+	}
+	return puts, nil
+}
+
+// value returns the attribute holding data: inline under inline as a string, or, when data
+// is over InlineLimit or not valid UTF-8, its blob ref under ref.
+func (s *Store) value(ctx context.Context, sessionID string, data []byte, inline, ref string) (string, types.AttributeValue, error) {
+	if len(data) <= InlineLimit && utf8.Valid(data) {
+		return inline, str(string(data)), nil
+	}
+	r, err := s.blobs.Put(ctx, sessionID, data)
+	if err != nil {
+		return "", nil, fmt.Errorf("offload %d bytes: %w", len(data), err)
+	}
+	return ref, str(r), nil
+}
+
+// headUpdate builds the conditional UpdateItem that stores c.Head as version
+// ExpectedVersion+1, making the new items visible.
+func (s *Store) headUpdate(ctx context.Context, sessionID, owner string, w *writerState, c *store.Commit, now time.Time) (*dynamodb.UpdateItemInput, error) {
+	h := &c.Head
+	x := newExpr()
+	set := []string{
+		x.n(attrVersion) + " = " + x.v("version", num(c.ExpectedVersion+1)),
+		x.n(attrWorkflow) + " = " + x.v("workflow", str(h.Workflow)),
+		x.n(attrStatus) + " = " + x.v("status", str(h.Status)),
+		x.n(attrCreatedAt) + " = " + x.v("createdAt", str(h.CreatedAt)),
+		x.n(attrUpdatedAt) + " = " + x.v("updatedAt", str(h.UpdatedAt)),
+		x.n(attrMessages) + " = " + x.v("m", num(h.Messages)),
+		x.n(attrTrail) + " = " + x.v("t", num(h.Trail)),
+		x.n(attrEvents) + " = " + x.v("e", num(h.Events)),
+		x.n(attrListKey) + " = " + x.v("listKey", str(listValue)),
+		x.n(attrListSort) + " = " + x.v("listSort", str(listSort(h.UpdatedAt, sessionID))),
+	}
+	var remove []string
+	if len(h.Body) > 0 {
+		name, av, err := s.value(ctx, sessionID, h.Body, attrBody, attrBodyBlob)
+		if err != nil {
+			return nil, err
+		}
+		set = append(set, x.n(name)+" = "+x.v("body", av))
+		if name == attrBody {
+			remove = append(remove, x.n(attrBodyBlob))
+		} else {
+			remove = append(remove, x.n(attrBody))
+		}
+	} else {
+		remove = append(remove, x.n(attrBody), x.n(attrBodyBlob))
+	}
+	if h.ParkDue != "" {
+		set = append(set, x.n(attrParkDue)+" = "+x.v("parkDue", str(h.ParkDue)),
+			x.n(attrParkKey)+" = "+x.v("parkKey", str(parkedValue)))
+	} else {
+		remove = append(remove, x.n(attrParkDue), x.n(attrParkKey))
+	}
+	update := "SET " + strings.Join(set, ", ") + " REMOVE " + strings.Join(remove, ", ")
+
+	versionCond := "attribute_not_exists(" + x.n(attrVersion) + ")"
+	if c.ExpectedVersion != 0 {
+		versionCond = x.n(attrVersion) + " = " + x.v("expected", num(c.ExpectedVersion))
+	}
+	cond := fmt.Sprintf("%s AND %s = %s AND %s > %s AND %s = %s", versionCond,
+		x.n(attrLeaseOwner), x.v("owner", str(owner)),
+		x.n(attrLeaseExpires), x.v("now", num(nowMillis(now))),
+		x.n(attrEpoch), x.v("epoch", num(w.epoch)))
+	return &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       headKey(sessionID),
+		UpdateExpression:          &update,
+		ConditionExpression:       &cond,
+		ExpressionAttributeNames:  x.names,
+		ExpressionAttributeValues: x.values,
+	}, nil
+}
+
+func listSort(updatedAt, sessionID string) string { return updatedAt + "#" + sessionID }
+
+// batchWrite sends reqs with BatchWriteItem, batchSize at a time, retrying unprocessed
+// items with exponential backoff (10 ms doubling, at most 8 attempts per batch).
+func (s *Store) batchWrite(ctx context.Context, reqs []types.WriteRequest) error {
+	for start := 0; start < len(reqs); start += batchSize {
+		pending := map[string][]types.WriteRequest{s.table: reqs[start:min(start+batchSize, len(reqs))]}
+		for attempt, backoff := 0, 10*time.Millisecond; len(pending[s.table]) > 0; attempt, backoff = attempt+1, 2*backoff {
+			if attempt == 8 {
+				return fmt.Errorf("%d items still unprocessed after %d attempts", len(pending[s.table]), attempt)
+			}
+			if attempt > 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(backoff):
+				}
+			}
+			out, err := s.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+			if err != nil {
+				return err
+			}
+			pending = out.UnprocessedItems
+		}
+	}
+	return nil
+}
+
+// Get implements store.Log: the committed head (strongly consistent) with its live lease,
+// or store.ErrNotFound.
+func (s *Store) Get(ctx context.Context, sessionID string) (*store.Head, error) {
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      &s.table,
+		Key:            headKey(sessionID),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", sessionID, err)
+	}
+	if _, committed := out.Item[attrVersion]; !committed {
+		return nil, fmt.Errorf("session %s: %w", sessionID, store.ErrNotFound)
+	}
+	h, err := s.decodeHead(ctx, sessionID, out.Item, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", sessionID, err)
+	}
+	return h, nil
+}
+
+// RememberIdempotent implements store.Log with one conditional PutItem (absent or expired
+// key); on a failed condition the recorded value comes back with the error (or, on engines
+// that do not return it, from a consistent GetItem). Values must fit one item (< ~399 KB).
+func (s *Store) RememberIdempotent(ctx context.Context, key string, value []byte, ttl time.Duration) ([]byte, bool, error) {
+	now := time.Now()
+	k := map[string]types.AttributeValue{attrPK: str("I#" + key), attrSK: str(skIdem)}
+	item := map[string]types.AttributeValue{
+		attrPK: k[attrPK],
+		attrSK: k[attrSK],
+		// Never a nil slice: the SDK would drop the attribute.
+		attrValue: &types.AttributeValueMemberB{Value: append([]byte{}, value...)},
+		// Rounded up to whole seconds.
+		attrTTL: num(now.Add(ttl).Add(time.Second - 1).Unix()),
+	}
+	x := newExpr()
+	cond := fmt.Sprintf("attribute_not_exists(%s) OR %s <= %s", x.n(attrPK), x.n(attrTTL), x.v("now", num(now.Unix())))
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                           &s.table,
+		Item:                                item,
+		ConditionExpression:                 &cond,
+		ExpressionAttributeNames:            x.names,
+		ExpressionAttributeValues:           x.values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	ccf, failed := isConditionFailed(err)
+	if !failed {
+		if err != nil {
+			return nil, false, fmt.Errorf("remember %s: %w", key, err)
+		}
+		return nil, false, nil
+	}
+	old := ccf.Item
+	if old == nil {
+		out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return nil, false, fmt.Errorf("remember %s: %w", key, err)
+		}
+		old = out.Item
+	}
+	b, ok := old[attrValue].(*types.AttributeValueMemberB)
+	if !ok {
+		return nil, false, fmt.Errorf("remember %s: recorded item has no binary value", key)
+	}
+	return b.Value, true, nil
+}
+
+// Delete implements store.Log: it queries every item of the session, deletes them in
+// batches and then the session's blobs; it reports whether a committed head existed.
+func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
+	x := newExpr()
+	keyCond := x.n(attrPK) + " = " + x.v("pk", str(sessionPK(sessionID)))
+	proj := fmt.Sprintf("%s, %s, %s", x.n(attrPK), x.n(attrSK), x.n(attrVersion))
+	var (
+		dels    []types.WriteRequest
+		existed bool
+	)
+	err := s.query(ctx, &dynamodb.QueryInput{
+		TableName:                 &s.table,
+		KeyConditionExpression:    &keyCond,
+		ProjectionExpression:      &proj,
+		ExpressionAttributeNames:  x.names,
+		ExpressionAttributeValues: x.values,
+		ConsistentRead:            aws.Bool(true),
+	}, func(item map[string]types.AttributeValue) error {
+		if _, ok := item[attrVersion]; ok {
+			existed = true
+		}
+		key := map[string]types.AttributeValue{attrPK: item[attrPK], attrSK: item[attrSK]}
+		dels = append(dels, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("delete %s: %w", sessionID, err)
+	}
+	if err := s.batchWrite(ctx, dels); err != nil {
+		return false, fmt.Errorf("delete %s: %w", sessionID, err)
+	}
+	if err := s.blobs.DeleteSession(ctx, sessionID); err != nil {
+		return false, fmt.Errorf("delete %s: blobs: %w", sessionID, err)
+	}
+	return existed, nil
+}
+
+// query runs in page by page (following LastEvaluatedKey) and calls each for every item
+// until it returns errStop or an error.
+func (s *Store) query(ctx context.Context, in *dynamodb.QueryInput, each func(map[string]types.AttributeValue) error) error {
+	for {
+		out, err := s.client.Query(ctx, in)
+		if err != nil {
+			return err
+		}
+		for _, item := range out.Items {
+			if err := each(item); err != nil {
+				if errors.Is(err, errStop) {
+					return nil
+				}
+				return err
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// errStop ends a query early without error.
+var errStop = errors.New("stop")
+
+// clone copies b, keeping nil as nil.
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}
+
+// headItem is the decoded head item (absent attributes decode as zero values).
+type headItem struct {
+	Version                                int64
+	Workflow, Status, CreatedAt, UpdatedAt string
+	ParkDue                                string
+	Messages, Trail, Events                int64
+	Body, BodyBlob                         string
+	LeaseOwner                             string
+	LeaseExpires, Epoch                    int64
+}
+
+func (hi *headItem) unmarshal(item map[string]types.AttributeValue) error {
+	for name, p := range map[string]*string{
+		attrWorkflow: &hi.Workflow, attrStatus: &hi.Status, attrCreatedAt: &hi.CreatedAt,
+		attrUpdatedAt: &hi.UpdatedAt, attrParkDue: &hi.ParkDue, attrBody: &hi.Body,
+		attrBodyBlob: &hi.BodyBlob, attrLeaseOwner: &hi.LeaseOwner,
+	} {
+		if v, ok := item[name]; ok {
+			s, ok := v.(*types.AttributeValueMemberS)
+			if !ok {
+				return fmt.Errorf("decode head item: %s is not a string", name)
+			}
+			*p = s.Value
+		}
+	}
+	for name, p := range map[string]*int64{
+		attrVersion: &hi.Version, attrMessages: &hi.Messages, attrTrail: &hi.Trail, attrEvents: &hi.Events,
+		attrLeaseExpires: &hi.LeaseExpires, attrEpoch: &hi.Epoch,
+	} {
+		if v, ok := item[name]; ok {
+			n, ok := v.(*types.AttributeValueMemberN)
+			if !ok {
+				return fmt.Errorf("decode head item: %s is not a number", name)
+			}
+			var err error
+			if *p, err = strconv.ParseInt(n.Value, 10, 64); err != nil {
+				return fmt.Errorf("decode head item: %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// decodeHead turns a head item into a store.Head (Body fetched from blobs when offloaded),
+// carrying the lease when it is live at now.
+func (s *Store) decodeHead(ctx context.Context, sessionID string, item map[string]types.AttributeValue, now time.Time) (*store.Head, error) {
+	var hi headItem
+	if err := hi.unmarshal(item); err != nil {
+		return nil, err
+	}
+	h := &store.Head{
+		SessionID: sessionID,
+		Version:   hi.Version,
+		Workflow:  hi.Workflow,
+		Status:    hi.Status,
+		CreatedAt: hi.CreatedAt,
+		UpdatedAt: hi.UpdatedAt,
+		ParkDue:   hi.ParkDue,
+		Messages:  hi.Messages,
+		Trail:     hi.Trail,
+		Events:    hi.Events,
+	}
+	switch {
+	case hi.BodyBlob != "":
+		body, err := s.blobs.Get(ctx, sessionID, hi.BodyBlob)
+		if err != nil {
+			return nil, fmt.Errorf("body blob %s: %w", hi.BodyBlob, err)
+		}
+		h.Body = body
+	case hi.Body != "":
+		h.Body = json.RawMessage(hi.Body)
+	}
+	if l := (&store.Lease{Owner: hi.LeaseOwner, ExpiresAt: time.UnixMilli(hi.LeaseExpires)}); hi.LeaseOwner != "" && l.Live(now) {
+		h.Lease = l
+	}
+	return h, nil
+}

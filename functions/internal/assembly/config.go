@@ -1,0 +1,132 @@
+// Package assembly builds the engine of the Lambda functions from their configuration
+// (DESIGN.md §3): the AWS clients, the session log in DynamoDB (large values as S3 blobs
+// under the session prefix), the authored tree and the session files in S3, the Bedrock
+// model client, and one *session.Engine per workflow per warm container.
+package assembly
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Environment variables read by ConfigFromEnv.
+const (
+	EnvTable            = "ARCHMAX_TABLE"             // DynamoDB table of the session log (required)
+	EnvBucket           = "ARCHMAX_BUCKET"            // S3 bucket of specs and session files (required)
+	EnvSpecPrefix       = "ARCHMAX_SPEC_PREFIX"       // key prefix of the authored tree (default "specs/")
+	EnvSessionPrefix    = "ARCHMAX_SESSION_PREFIX"    // key prefix of session files and blobs (default "sessions/")
+	EnvModel            = "ARCHMAX_MODEL"             // default Bedrock model id (required)
+	EnvDynamoDBEndpoint = "ARCHMAX_DYNAMODB_ENDPOINT" // local/test only: e.g. DynamoDB Local
+	EnvS3Endpoint       = "ARCHMAX_S3_ENDPOINT"       // local/test only: e.g. gofakes3 (path-style)
+	EnvBedrockEndpoint  = "ARCHMAX_BEDROCK_ENDPOINT"  // local/test only: e.g. the Converse fake
+)
+
+// Defaults of the optional settings.
+const (
+	DefaultSpecPrefix    = "specs/"
+	DefaultSessionPrefix = "sessions/"
+	// DefaultLocalRegion is the region used with an endpoint override when the environment names none.
+	DefaultLocalRegion = "us-east-1"
+)
+
+// Config is the assembly's configuration. Prefixes end in "/".
+type Config struct {
+	Table         string
+	Bucket        string
+	SpecPrefix    string
+	SessionPrefix string
+	ModelID       string
+	// Region is the AWS region ("" = the SDK's default chain; Lambda sets AWS_REGION).
+	Region string
+	// Endpoint overrides for local and test use. With any of them set the assembly is
+	// local: every client uses the static credentials below (nothing is probed) and S3 is
+	// addressed path-style.
+	DynamoDBEndpoint, S3Endpoint, BedrockEndpoint string
+	AccessKeyID, SecretAccessKey, SessionToken    string
+}
+
+// Local reports whether an endpoint override is set.
+func (c Config) Local() bool {
+	return c.DynamoDBEndpoint != "" || c.S3Endpoint != "" || c.BedrockEndpoint != ""
+}
+
+// ConfigError is a configuration the functions cannot start with: Missing lists the unset
+// required variables, Invalid one line per malformed value.
+type ConfigError struct {
+	Missing []string
+	Invalid []string
+}
+
+func (e *ConfigError) Error() string {
+	var parts []string
+	if len(e.Missing) > 0 {
+		parts = append(parts, "missing "+strings.Join(e.Missing, ", "))
+	}
+	parts = append(parts, e.Invalid...)
+	return "archmax configuration: " + strings.Join(parts, "; ")
+}
+
+// ConfigFromEnv reads the configuration through getenv (os.Getenv in main). It fails with
+// *ConfigError naming every unset required variable (ARCHMAX_TABLE, ARCHMAX_BUCKET,
+// ARCHMAX_MODEL; and with an endpoint override AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY) and every endpoint that is not an absolute http(s) URL.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	c := Config{
+		Table:            get(EnvTable),
+		Bucket:           get(EnvBucket),
+		SpecPrefix:       prefix(getenv, EnvSpecPrefix, DefaultSpecPrefix),
+		SessionPrefix:    prefix(getenv, EnvSessionPrefix, DefaultSessionPrefix),
+		ModelID:          get(EnvModel),
+		Region:           get("AWS_REGION"),
+		DynamoDBEndpoint: get(EnvDynamoDBEndpoint),
+		S3Endpoint:       get(EnvS3Endpoint),
+		BedrockEndpoint:  get(EnvBedrockEndpoint),
+	}
+	if c.Region == "" {
+		c.Region = get("AWS_DEFAULT_REGION")
+	}
+	cerr := &ConfigError{}
+	required := []string{EnvTable, EnvBucket, EnvModel}
+	if c.Local() {
+		c.AccessKeyID, c.SecretAccessKey, c.SessionToken = get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY"), get("AWS_SESSION_TOKEN")
+		required = append(required, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
+		if c.Region == "" {
+			c.Region = DefaultLocalRegion
+		}
+	}
+	for _, k := range required {
+		if get(k) == "" {
+			cerr.Missing = append(cerr.Missing, k)
+		}
+	}
+	for _, ep := range []struct{ name, value string }{
+		{EnvDynamoDBEndpoint, c.DynamoDBEndpoint}, {EnvS3Endpoint, c.S3Endpoint}, {EnvBedrockEndpoint, c.BedrockEndpoint},
+	} {
+		if ep.value == "" {
+			continue
+		}
+		if u, err := url.Parse(ep.value); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s=%q is not an http(s) URL", ep.name, ep.value))
+		}
+	}
+	if len(cerr.Missing) > 0 || len(cerr.Invalid) > 0 {
+		return Config{}, cerr
+	}
+	return c, nil
+}
+
+// prefix reads a key prefix: unset or blank means def, and a missing trailing "/" is
+// added ("specs" → "specs/").
+func prefix(getenv func(string) string, key, def string) string {
+	p := strings.TrimSpace(getenv(key))
+	switch {
+	case p == "":
+		return def
+	case strings.HasSuffix(p, "/"):
+		return p
+	default:
+		return p + "/"
+	}
+}

@@ -1,0 +1,92 @@
+package assembly
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func env(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+
+func TestConfigFromEnv(t *testing.T) {
+	base := map[string]string{EnvTable: "archmax", EnvBucket: "archmax-data", EnvModel: "us.anthropic.claude-sonnet-4-5-20250929-v1:0"}
+	with := func(extra map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	cases := []struct {
+		name string
+		env  map[string]string
+		want Config
+	}{
+		{"production defaults", with(map[string]string{"AWS_REGION": "eu-west-1"}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/",
+			ModelID: base[EnvModel], Region: "eu-west-1"}},
+		{"prefixes get a trailing slash", with(map[string]string{EnvSpecPrefix: "authored", EnvSessionPrefix: "runs/v1/"}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "authored/", SessionPrefix: "runs/v1/", ModelID: base[EnvModel]}},
+		{"AWS_DEFAULT_REGION is a fallback", with(map[string]string{"AWS_DEFAULT_REGION": "us-west-2"}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel], Region: "us-west-2"}},
+		{"local endpoints take static credentials and a default region", with(map[string]string{
+			EnvDynamoDBEndpoint: "http://127.0.0.1:8000", EnvS3Endpoint: "http://127.0.0.1:9000", EnvBedrockEndpoint: "http://127.0.0.1:9100",
+			"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "tok"}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
+			Region: DefaultLocalRegion, DynamoDBEndpoint: "http://127.0.0.1:8000", S3Endpoint: "http://127.0.0.1:9000",
+			BedrockEndpoint: "http://127.0.0.1:9100", AccessKeyID: "local", SecretAccessKey: "secret", SessionToken: "tok"}},
+		{"credentials are ignored without an endpoint", with(map[string]string{"AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s"}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel]}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ConfigFromEnv(env(tc.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfigFromEnvRefusesUnusableConfiguration(t *testing.T) {
+	cases := []struct {
+		name    string
+		env     map[string]string
+		missing []string
+		invalid string
+	}{
+		{"nothing set", map[string]string{}, []string{EnvTable, EnvBucket, EnvModel}, ""},
+		{"blank values count as unset", map[string]string{EnvTable: " ", EnvBucket: "b", EnvModel: "m"}, []string{EnvTable}, ""},
+		{"an endpoint needs static credentials", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
+			EnvS3Endpoint: "http://127.0.0.1:9000"}, []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}, ""},
+		{"an endpoint must be a URL", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
+			EnvDynamoDBEndpoint: "127.0.0.1:8000", "AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "s"}, nil, EnvDynamoDBEndpoint},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ConfigFromEnv(env(tc.env))
+			var cerr *ConfigError
+			if !errors.As(err, &cerr) {
+				t.Fatalf("err = %v, want *ConfigError", err)
+			}
+			if !reflect.DeepEqual(cerr.Missing, tc.missing) {
+				t.Errorf("missing = %v, want %v", cerr.Missing, tc.missing)
+			}
+			if tc.invalid != "" && (len(cerr.Invalid) != 1 || !strings.Contains(cerr.Invalid[0], tc.invalid)) {
+				t.Errorf("invalid = %v, want one naming %s", cerr.Invalid, tc.invalid)
+			}
+			for _, m := range tc.missing {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("message %q does not name %s", err, m)
+				}
+			}
+		})
+	}
+}

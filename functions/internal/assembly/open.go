@@ -1,0 +1,66 @@
+package assembly
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/archmax-ai/archmax/core/model/bedrock"
+	"github.com/archmax-ai/archmax/core/session"
+	ddbstore "github.com/archmax-ai/archmax/core/store/dynamodb"
+	s3store "github.com/archmax-ai/archmax/core/store/s3"
+)
+
+// Open builds the AWS assembly of cfg (DESIGN.md §3): the session log in DynamoDB table
+// cfg.Table with large values as S3 blobs under <SessionPrefix><sessionId>/_blobs/, the
+// authored tree read-only from <SpecPrefix> with the per-container ETag cache, session
+// files and spec snapshots under <SessionPrefix>, and the Bedrock Converse client with
+// cfg.ModelID as the default model. It makes no AWS call.
+func Open(ctx context.Context, cfg Config) (*Engines, error) {
+	var loadOpts []func(*config.LoadOptions) error
+	if cfg.Region != "" {
+		loadOpts = append(loadOpts, config.WithRegion(cfg.Region))
+	}
+	if cfg.Local() {
+		loadOpts = append(loadOpts, config.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken)))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	ddb := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		if cfg.DynamoDBEndpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.DynamoDBEndpoint)
+		}
+	})
+	s3c := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		// Objects written without a checksum (the console, older tools) are normal for
+		// specs; do not log a line for each read of one.
+		o.DisableLogOutputChecksumValidationSkipped = true
+		if cfg.S3Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.S3Endpoint)
+			o.UsePathStyle = true
+		}
+	})
+	bc := bedrock.Config{Region: awsCfg.Region, Endpoint: cfg.BedrockEndpoint}
+	if cfg.Local() {
+		bc.AccessKeyID, bc.SecretAccessKey, bc.SessionToken = cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken
+	}
+	mdl, err := bedrock.New(ctx, bc)
+	if err != nil {
+		return nil, fmt.Errorf("bedrock client: %w", err)
+	}
+	return NewEngines(session.Config{
+		Authored: s3store.NewFiles(s3c, cfg.Bucket, cfg.SpecPrefix, s3store.WithETagCache(), s3store.ReadOnly()),
+		Log:      ddbstore.New(ddb, cfg.Table, s3store.NewBlobs(s3c, cfg.Bucket, cfg.SessionPrefix)),
+		Files:    s3store.NewFiles(s3c, cfg.Bucket, cfg.SessionPrefix),
+		Model:    mdl,
+		ModelID:  cfg.ModelID,
+	}), nil
+}

@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/spec"
+)
+
+// ErrorBody is the answer to a failed request (DESIGN.md §1):
+// {"error": {"code": "<spec error name>", "message": "…", "details": {…}}}.
+type ErrorBody struct {
+	Error ErrorInfo `json:"error"`
+}
+
+// ErrorInfo is the inside of an ErrorBody. Code is the spec's error name (e.g.
+// "SessionNotResumableError"), or one of this package's own codes for failures the spec
+// does not name (CodeNotFound, CodeInvalidRequest, CodePayloadTooLarge, CodeInternal, …).
+type ErrorInfo struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// The codes of failures that have no spec error name.
+const (
+	CodeNotFound            = "NotFound"                 // no such route
+	CodeInvalidRequest      = "InvalidRequestError"      // the body is not a well-formed turn request
+	CodePayloadTooLarge     = "PayloadTooLargeError"     // the body exceeds MaxBodyBytes
+	CodeFilesNotSupported   = "FilesNotSupportedError"   // a turn carrying files (not supported yet)
+	CodeInvalidTriggerInput = "InvalidTriggerInputError" // spec 02 §1.2: a trigger is an id only
+	CodeInternal            = "InternalError"            // anything unexpected; details are only logged
+)
+
+// requestError is a request this layer refuses before the engine sees it.
+type requestError struct {
+	code    string
+	message string
+}
+
+func (e *requestError) Error() string { return e.message }
+
+func invalidRequest(format string, args ...any) error {
+	return &requestError{code: CodeInvalidRequest, message: fmt.Sprintf(format, args...)}
+}
+
+// errorResponse is the whole error → status table (DESIGN.md §1); errors are matched
+// with errors.As, so wrapping does not change the answer:
+//
+//	400 InvalidRequestError, InvalidTriggerInputError, FilesNotSupportedError,
+//	    SessionStoreIdError, EmptyMessageError, InvalidVariableNameError, InvalidTitleError
+//	404 NotFound (route), UnknownWorkflowError
+//	409 WorkflowMismatchError, SessionNotResumableError
+//	413 PayloadTooLargeError
+//	422 SignatureIssuesError (details.issues), UnknownTriggerError (details.available)
+//	500 WorkflowLoadError (details.diagnostics), InternalError (anything else)
+//	502 ModelCallError (details.providerCode)
+//	504 TurnAbortedError
+//
+// internal reports that err is unexpected: the caller logs it, and the answer names
+// nothing of it.
+func errorResponse(err error) (status int, body ErrorBody, internal bool) {
+	var (
+		reqErr     *requestError
+		idErr      *spec.SessionStoreIdError
+		emptyErr   *session.EmptyMessageError
+		nameErr    *spec.InvalidVariableNameError
+		titleErr   *spec.InvalidTitleError
+		unknownWf  *session.UnknownWorkflowError
+		mismatch   *session.WorkflowMismatchError
+		busy       *session.SessionNotResumableError
+		refused    *session.StartRefusedError
+		unknownTrg *spec.UnknownTriggerError
+		loadErr    *spec.WorkflowLoadError
+		callErr    *model.CallError
+		aborted    *session.TurnAbortedError
+	)
+	switch {
+	case errors.As(err, &reqErr):
+		status = http.StatusBadRequest
+		switch reqErr.code {
+		case CodeNotFound:
+			status = http.StatusNotFound
+		case CodePayloadTooLarge:
+			status = http.StatusRequestEntityTooLarge
+		}
+		return status, errBody(reqErr.code, reqErr.message, nil), false
+	case errors.As(err, &idErr):
+		return http.StatusBadRequest, errBody(idErr.Name(), idErr.Error(), map[string]any{"sessionId": idErr.ID}), false
+	case errors.As(err, &emptyErr):
+		return http.StatusBadRequest, errBody(emptyErr.Name(), emptyErr.Error(), map[string]any{"sessionId": emptyErr.SessionID}), false
+	case errors.As(err, &nameErr):
+		return http.StatusBadRequest, errBody(nameErr.Name(), nameErr.Error(), map[string]any{"variable": nameErr.Variable}), false
+	case errors.As(err, &titleErr):
+		return http.StatusBadRequest, errBody(titleErr.Name(), titleErr.Error(), nil), false
+	case errors.As(err, &unknownWf):
+		return http.StatusNotFound, errBody(unknownWf.Name(), unknownWf.Error(), map[string]any{"workflow": unknownWf.Workflow}), false
+	case errors.As(err, &mismatch):
+		return http.StatusConflict, errBody(mismatch.Name(), mismatch.Error(), map[string]any{
+			"sessionId": mismatch.SessionID, "workflow": mismatch.Workflow, "requested": mismatch.Requested}), false
+	case errors.As(err, &busy):
+		d := map[string]any{"sessionId": busy.SessionID}
+		if busy.Status != "" {
+			d["status"] = busy.Status
+		}
+		if busy.LeaseExpiresAt != "" {
+			d["leaseExpiresAt"] = busy.LeaseExpiresAt
+		}
+		return http.StatusConflict, errBody(busy.Name(), busy.Error(), d), false
+	case errors.As(err, &refused):
+		return http.StatusUnprocessableEntity, errBody(refused.Name(), refused.Error(), map[string]any{
+			"trigger": refused.Trigger, "issues": refused.Issues}), false
+	case errors.As(err, &unknownTrg):
+		return http.StatusUnprocessableEntity, errBody(unknownTrg.Name(), unknownTrg.Error(), map[string]any{
+			"trigger": unknownTrg.TriggerID, "available": nonNil(unknownTrg.Available)}), false
+	case errors.As(err, &loadErr):
+		// The deployed spec is broken: the server cannot serve the workflow (a 5xx), but the
+		// operator needs every diagnostic, and nothing ran ungoverned.
+		return http.StatusInternalServerError, errBody(loadErr.Name(), loadErr.Error(), map[string]any{
+			"workflow": loadErr.Workflow, "file": loadErr.File, "diagnostics": nonNil(loadErr.Diagnostics)}), false
+	case errors.As(err, &callErr):
+		return http.StatusBadGateway, errBody(callErr.Name(), "The model provider failed: "+callErr.Code+".", map[string]any{
+			"providerCode": callErr.Code, "providerStatus": callErr.Status, "retryable": callErr.Retryable}), false
+	case errors.As(err, &aborted):
+		// The invocation's deadline (or the caller) stopped the turn; every committed step
+		// stays, and a retry continues from the last commit.
+		return http.StatusGatewayTimeout, errBody(aborted.Name(), aborted.Error(), map[string]any{"sessionId": aborted.SessionID}), false
+	default:
+		return http.StatusInternalServerError, errBody(CodeInternal, "The request failed unexpectedly. It has been logged.", nil), true
+	}
+}
+
+func errBody(code, message string, details map[string]any) ErrorBody {
+	return ErrorBody{Error: ErrorInfo{Code: code, Message: message, Details: details}}
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

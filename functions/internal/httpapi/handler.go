@@ -1,0 +1,129 @@
+// Package httpapi is the HTTP face of the turn Lambda (DESIGN.md §1): it routes API Gateway
+// HTTP API (payload format 2.0) requests to the engine, answers 200 with the outcome
+// summary, and maps every failure onto {"error": {"code", "message", "details"}} with the
+// status the contract gives it (see errorResponse).
+//
+// Routes:
+//
+//	POST /v1/workflows/{workflow}/sessions                      start: the trigger's session: path, else a minted id
+//	POST /v1/workflows/{workflow}/sessions/{sessionId}/turns    a message to a session (Engine.Send decides)
+//
+// Every request is answered synchronously, as if it carried `Prefer: wait` (the
+// asynchronous path is later work).
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/spec"
+)
+
+// Engines hands out the engine of a workflow. An unknown workflow is a
+// *session.UnknownWorkflowError (404).
+type Engines interface {
+	Engine(ctx context.Context, workflow string) (*session.Engine, error)
+}
+
+// Handler serves the turn routes over Engines. Safe for concurrent use.
+type Handler struct {
+	engines Engines
+	log     *slog.Logger
+}
+
+// New returns a Handler; log receives one record per failed request (nil discards).
+func New(engines Engines, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{engines: engines, log: log}
+}
+
+// Handle answers one API Gateway request. It never returns a Go error: every failure is
+// an HTTP answer in the contract's error shape, so API Gateway never substitutes its own.
+func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	summary, err := h.serve(ctx, req)
+	if err != nil {
+		return h.failure(ctx, req, err), nil
+	}
+	body, err := json.Marshal(summary)
+	if err != nil {
+		return h.failure(ctx, req, err), nil
+	}
+	return respond(http.StatusOK, body), nil
+}
+
+// serve runs a request; every check that can refuse it runs before anything is written
+// (spec 02 §1.3): route, body, variable names, workflow, session id, message, and for a
+// start the trigger's requires signature (DESIGN.md §1: 422 before any write).
+func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest) (*session.OutcomeSummary, error) {
+	t, err := route(req)
+	if err != nil {
+		return nil, err
+	}
+	in, err := decodeTurn(req)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := h.engines.Engine(ctx, t.workflow)
+	if err != nil {
+		return nil, err
+	}
+	id := t.sessionID
+	if t.start {
+		id, _, err = eng.ResolveSessionID(ctx, in.Trigger, in.Variables)
+	} else {
+		id, err = spec.CheckSessionID(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(in.Message) == "" {
+		return nil, &session.EmptyMessageError{SessionID: id}
+	}
+	if t.start {
+		if err := eng.CheckStart(ctx, in.Trigger, in.Variables); err != nil {
+			return nil, err
+		}
+	}
+	out, err := eng.Send(ctx, id, in)
+	if err != nil {
+		return nil, err
+	}
+	s := out.Summary()
+	return &s, nil
+}
+
+// failure renders err as the contract's error answer and logs it: unexpected errors in
+// full (the answer names nothing of them), other 5xx answers as warnings.
+func (h *Handler) failure(ctx context.Context, req events.APIGatewayV2HTTPRequest, err error) events.APIGatewayV2HTTPResponse {
+	status, body, internal := errorResponse(err)
+	attrs := []any{"status", status, "code", body.Error.Code, "method", req.RequestContext.HTTP.Method,
+		"path", req.RawPath, "apiRequestId", req.RequestContext.RequestID, "error", err.Error()}
+	switch {
+	case internal:
+		h.log.ErrorContext(ctx, "turn request failed", attrs...)
+	case status >= http.StatusInternalServerError:
+		h.log.WarnContext(ctx, "turn request failed", attrs...)
+	}
+	b, mErr := json.Marshal(body)
+	if mErr != nil { // details hold only plain values; this is a last resort
+		b = []byte(`{"error":{"code":"` + CodeInternal + `","message":"The request failed unexpectedly."}}`)
+		status = http.StatusInternalServerError
+	}
+	return respond(status, b)
+}
+
+func respond(status int, body []byte) events.APIGatewayV2HTTPResponse {
+	return events.APIGatewayV2HTTPResponse{
+		StatusCode: status,
+		Headers:    map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
+		Body:       string(body),
+	}
+}
