@@ -51,7 +51,10 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	for k, v := range e.Data {
 		m[k] = v
 	}
-	m["type"], m["ts"], m["seq"], m["level"] = e.Type, e.TS, e.Seq, e.Level
+	m["type"], m["ts"], m["level"] = e.Type, e.TS, e.Level
+	if e.Seq > 0 {
+		m["seq"] = e.Seq
+	}
 	if e.SessionSeq > 0 {
 		m["sessionSeq"] = e.SessionSeq
 	}

@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/machine"
@@ -168,7 +166,7 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 	if err != nil {
 		return nil, err
 	}
-	owner := e.cfg.Owner + "/" + uuid.NewString()
+	owner := e.cfg.Owner + "/" + newMessageID()[1:9]
 	head, err := e.cfg.Log.Acquire(ctx, id, owner, e.cfg.LeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
 		busy := &SessionNotResumableError{SessionID: id}

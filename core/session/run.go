@@ -60,7 +60,7 @@ type settlement struct {
 // storedPreviewCap bounds the tool-result preview kept in a stored event (UTF-16 units);
 // live handlers get the full 4096-unit preview, and the whole result is in the transcript.
 // This keeps the bytes written per step close to the step's own content.
-const storedPreviewCap = 256
+const storedPreviewCap = 160
 
 // storedArgsCap bounds the tool arguments kept in a stored tool-called/tool-blocked event
 // (bytes of JSON); larger arguments (e.g. a write_file's content) are in the transcript.

@@ -1,7 +1,8 @@
-// Package runner assembles the engine on the embedded default for local use: specs from a
-// workspace directory, sessions in the fs store under .archmax/, and the model reached
-// through the real Bedrock Converse client — either against Amazon Bedrock or against the
-// in-process Converse-protocol fake serving a scripted model on a loopback port.
+// Package runner assembles the engine for local use: specs from a workspace directory,
+// sessions in the fs store under .archmax/ (or, with Options.AWS, in DynamoDB and S3 with
+// the caller's credentials), and the model reached through the real Bedrock Converse
+// client — either against Amazon Bedrock or against the in-process Converse-protocol fake
+// serving a scripted model on a loopback port.
 package runner
 
 import (
@@ -19,6 +20,7 @@ import (
 	"github.com/archmax-ai/archmax/core/model/bedrock"
 	"github.com/archmax-ai/archmax/core/model/scripted"
 	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/fs"
 	"github.com/archmax-ai/archmax/local/conversefake"
 )
@@ -29,11 +31,12 @@ const DefaultModelID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 // Options configure a local assembly.
 type Options struct {
 	Workspace   string // the authored tree: workflows/, skills/, AGENTS.md
-	StoreDir    string // session state (default <cwd>/.archmax)
+	StoreDir    string // session state (default <cwd>/.archmax); unused with AWS
+	AWS         *AWS   // non-nil: sessions in DynamoDB + S3 instead of StoreDir
 	ModelScript string // serve this scripted model through the Converse fake
 	Bedrock     bool   // use Amazon Bedrock with the default AWS credential chain
 	ModelID     string // default model id
-	Region      string // AWS region for Bedrock (default from the environment, else us-east-1)
+	Region      string // AWS region for Bedrock and AWS (default from the environment)
 	Events      events.Handler
 	Clock       func() time.Time
 }
@@ -44,12 +47,25 @@ type Env struct {
 	model  model.Client
 	fake   *http.Server
 	script *scripted.Script
+	log    store.Log   // the AWS session log; nil for the fs store
+	files  store.Files // the AWS session files; nil for the fs store
 }
 
-// Open assembles the environment. Exactly one of ModelScript and Bedrock must be set.
+// Open assembles the environment. Exactly one of ModelScript and Bedrock must be set. With
+// opts.AWS, a missing or malformed AWS setting is a *SettingError.
 func Open(ctx context.Context, opts Options) (*Env, error) {
 	if (opts.ModelScript == "") == !opts.Bedrock {
 		return nil, errors.New("choose the model: --model-script FILE (offline, scripted) or --bedrock (Amazon Bedrock)")
+	}
+	env := &Env{}
+	if opts.AWS != nil {
+		a, err := opts.AWS.resolve()
+		if err != nil {
+			return nil, err
+		}
+		if env.log, env.files, err = openAWS(ctx, a, opts.Region); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Workspace == "" {
 		opts.Workspace = "."
@@ -63,7 +79,7 @@ func Open(ctx context.Context, opts Options) (*Env, error) {
 	if opts.ModelID == "" {
 		opts.ModelID = DefaultModelID
 	}
-	env := &Env{opts: opts}
+	env.opts = opts
 	if opts.Bedrock {
 		region := opts.Region
 		if region == "" {
@@ -109,20 +125,11 @@ func (env *Env) Engine(workflow string) (*session.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(env.opts.StoreDir, 0o755); err != nil {
-		return nil, err
-	}
-	// keep session state out of the user's repository even without a .gitignore entry
-	if ign := filepath.Join(env.opts.StoreDir, ".gitignore"); !fileExists(ign) {
-		_ = os.WriteFile(ign, []byte("*\n"), 0o644)
-	}
-	log, err := fs.Open(filepath.Join(env.opts.StoreDir, "log"))
-	if err != nil {
-		return nil, err
-	}
-	files, err := fs.OpenFiles(filepath.Join(env.opts.StoreDir, "files"))
-	if err != nil {
-		return nil, err
+	log, files := env.log, env.files
+	if log == nil {
+		if log, files, err = env.openFS(); err != nil {
+			return nil, err
+		}
 	}
 	return session.New(session.Config{
 		Workflow: workflow,
@@ -136,6 +143,26 @@ func (env *Env) Engine(workflow string) (*session.Engine, error) {
 		// local leases are short, so a killed run does not lock a session for long
 		LeaseTTL: 30 * time.Second,
 	})
+}
+
+// openFS opens the fs session log and files under StoreDir.
+func (env *Env) openFS() (store.Log, store.Files, error) {
+	if err := os.MkdirAll(env.opts.StoreDir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	// keep session state out of the user's repository even without a .gitignore entry
+	if ign := filepath.Join(env.opts.StoreDir, ".gitignore"); !fileExists(ign) {
+		_ = os.WriteFile(ign, []byte("*\n"), 0o644)
+	}
+	log, err := fs.Open(filepath.Join(env.opts.StoreDir, "log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := fs.OpenFiles(filepath.Join(env.opts.StoreDir, "files"))
+	if err != nil {
+		return nil, nil, err
+	}
+	return log, files, nil
 }
 
 func fileExists(p string) bool {

@@ -24,10 +24,16 @@ func script(name string) string { return filepath.Join(workspace, "model-scripts
 // client, the Converse fake serving the script over loopback HTTP.
 func runTurn(t *testing.T, storeDir, modelScript, sessionID, message string) (*session.Outcome, []events.Event) {
 	t.Helper()
+	return runTurnWith(t, Options{Workspace: workspace, StoreDir: storeDir, ModelScript: modelScript}, sessionID, message)
+}
+
+// runTurnWith runs one turn of the fixture workflow with a fresh environment built from opts.
+func runTurnWith(t *testing.T, opts Options, sessionID, message string) (*session.Outcome, []events.Event) {
+	t.Helper()
 	var mu sync.Mutex
 	var evs []events.Event
-	env, err := Open(context.Background(), Options{Workspace: workspace, StoreDir: storeDir, ModelScript: modelScript,
-		Events: func(e events.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }})
+	opts.Events = func(e events.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() }
+	env, err := Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,12 @@ type runFlags struct {
 	workspace, session, store, modelScript, trigger, modelID, region string
 	bedrock, jsonOut                                                 bool
 	vars                                                             []string
+	aws                                                              bool
+	awsOpts                                                          runner.AWS
 }
+
+// awsOnlyFlags are meaningful only with --aws.
+var awsOnlyFlags = []string{"table", "bucket", "session-prefix", "endpoint-url", "create-table"}
 
 func newRunCommand(code *int) *cobra.Command {
 	var f runFlags
@@ -33,6 +38,15 @@ continues that session in the state it ended in.
 The model is either a scripted model (--model-script FILE, offline: served by the in-process
 Converse-protocol fake and reached through the real Bedrock client) or Amazon Bedrock (--bedrock,
 with the standard AWS credential chain and ARCHMAX_MODEL or --model).
+
+Sessions live in the local store (--store, default .archmax/) unless --aws keeps them in real
+AWS services with the caller's credentials (standard credential chain, --region or AWS_REGION):
+the session log in the DynamoDB table --table (else ARCHMAX_TABLE), session files and large
+values in the S3 bucket --bucket (else ARCHMAX_BUCKET) under --session-prefix (else
+ARCHMAX_SESSION_PREFIX, else sessions/). --create-table creates the table if it does not exist.
+--endpoint-url points DynamoDB and S3 at one local peer (e.g. LocalStack), with the static
+credentials AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY and path-style S3. Specs always come
+from --workspace, the local authored tree; the model is still --model-script or --bedrock.
 
 Exit status: 0 completed or parked, 1 failed or rejected (or the call was refused), 2 usage error.`,
 		Example: `  archmax run --workspace fixtures/access-desk \
@@ -61,6 +75,16 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 			case !f.bedrock && f.modelScript == "":
 				return usageError{errors.New("choose the model: --model-script FILE (offline) or --bedrock (Amazon Bedrock)")}
 			}
+			opts := runner.Options{
+				Workspace: f.workspace, StoreDir: f.store, ModelScript: f.modelScript, Bedrock: f.bedrock,
+				ModelID: f.modelID, Region: f.region,
+			}
+			if err := checkAWSFlags(cmd, f.aws); err != nil {
+				return usageError{err}
+			}
+			if f.aws {
+				opts.AWS = &f.awsOpts
+			}
 			sessionID := f.session
 			if sessionID == "" {
 				sessionID = spec.MintSessionID()
@@ -68,11 +92,12 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 				return usageError{err}
 			}
 			r := newRenderer(cmd.OutOrStdout(), f.jsonOut)
-			env, err := runner.Open(cmd.Context(), runner.Options{
-				Workspace: f.workspace, StoreDir: f.store, ModelScript: f.modelScript, Bedrock: f.bedrock,
-				ModelID: f.modelID, Region: f.region, Events: r.event,
-			})
-			if err != nil {
+			opts.Events = r.event
+			env, err := runner.Open(cmd.Context(), opts)
+			var se *runner.SettingError
+			if errors.As(err, &se) {
+				return usageError{err}
+			} else if err != nil {
 				return err
 			}
 			defer env.Close()
@@ -99,11 +124,33 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 	fl.StringVar(&f.modelScript, "model-script", "", "serve this scripted model (spec 05) through the Converse fake")
 	fl.BoolVar(&f.bedrock, "bedrock", false, "call Amazon Bedrock (standard AWS credential chain)")
 	fl.StringVar(&f.modelID, "model", "", "default model id (else ARCHMAX_MODEL)")
-	fl.StringVar(&f.region, "region", "", "AWS region for --bedrock (else AWS_REGION)")
+	fl.StringVar(&f.region, "region", "", "AWS region for --bedrock and --aws (else AWS_REGION)")
+	fl.BoolVar(&f.aws, "aws", false, "keep sessions in DynamoDB and S3 (caller's AWS credentials) instead of --store")
+	fl.StringVar(&f.awsOpts.Table, "table", "", "with --aws: DynamoDB table of the session log (else ARCHMAX_TABLE)")
+	fl.StringVar(&f.awsOpts.Bucket, "bucket", "", "with --aws: S3 bucket of session files (else ARCHMAX_BUCKET)")
+	fl.StringVar(&f.awsOpts.SessionPrefix, "session-prefix", "", "with --aws: S3 key prefix of session files (else ARCHMAX_SESSION_PREFIX, else sessions/)")
+	fl.StringVar(&f.awsOpts.Endpoint, "endpoint-url", "", "with --aws: one DynamoDB and S3 endpoint (local peer; static AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, path-style S3)")
+	fl.BoolVar(&f.awsOpts.CreateTable, "create-table", false, "with --aws: create the table if it does not exist")
 	fl.StringVar(&f.trigger, "trigger", "", "trigger id of the turn (default manual)")
 	fl.StringArrayVar(&f.vars, "var", nil, "seed a variable, NAME=VALUE (VALUE is read as JSON when it parses, else as a string); repeatable")
 	fl.BoolVar(&f.jsonOut, "json", false, "print events and the outcome as JSON lines")
 	return cmd
+}
+
+// checkAWSFlags refuses AWS-only flags without --aws, and --store with it.
+func checkAWSFlags(cmd *cobra.Command, aws bool) error {
+	if aws {
+		if cmd.Flags().Changed("store") {
+			return errors.New("--store and --aws are mutually exclusive: with --aws sessions live in DynamoDB and S3")
+		}
+		return nil
+	}
+	for _, name := range awsOnlyFlags {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s needs --aws", name)
+		}
+	}
+	return nil
 }
 
 // parseVars reads --var NAME=VALUE pairs; a VALUE that parses as JSON keeps its type.
