@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -25,6 +26,7 @@ import (
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/archmax-ai/archmax/core/model/scripted"
+	"github.com/archmax-ai/archmax/core/session"
 	ddbstore "github.com/archmax-ai/archmax/core/store/dynamodb"
 	s3store "github.com/archmax-ai/archmax/core/store/s3"
 	"github.com/archmax-ai/archmax/core/transcript"
@@ -46,6 +48,8 @@ type stack struct {
 	ddb   *dynamodb.Client
 	table string
 	log   *ddbstore.Store
+	files *s3store.Files
+	blobs *s3store.Blobs
 }
 
 func newStack(t *testing.T, modelScript string) *stack {
@@ -89,7 +93,8 @@ func newStack(t *testing.T, modelScript string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &stack{h: h, ddb: ddb, table: table, log: ddbstore.New(ddb, table, s3store.NewBlobs(s3c, bucket, "sessions/"))}
+	blobs := s3store.NewBlobs(s3c, bucket, "sessions/")
+	return &stack{h: h, ddb: ddb, table: table, log: ddbstore.New(ddb, table, blobs), files: s3store.NewFiles(s3c, bucket, "sessions/"), blobs: blobs}
 }
 
 // upload copies the files under dir to the bucket under prefix.
@@ -323,5 +328,31 @@ func TestTurnLambdaEndToEnd(t *testing.T) {
 	}
 	if after := s.tableSize(t); after != before {
 		t.Errorf("the table went from %d to %d items across refused requests", before, after)
+	}
+
+	// session reads over the same DynamoDB log and S3 files (02 §9.6/§9.7)
+	sessions := session.NewSessions(s.log, s.files, s.blobs)
+	sum, err := sessions.Get(ctx, id)
+	if err != nil || sum.Status != session.StatusCompleted || sum.WorkflowState != "approve" || sum.Turn != 2 ||
+		sum.MessageCount != head2.Messages || sum.Variables["team"].Value != "finance" {
+		t.Fatalf("summary = %+v, %v", sum, err)
+	}
+	list, _, err := sessions.List(ctx, session.ListOptions{Workflow: "access-request"})
+	if err != nil || len(list) != 1 || list[0].SessionID != id {
+		t.Errorf("list = %+v, %v", list, err)
+	}
+	page, next, err := sessions.Messages(ctx, id, 2, 3)
+	if err != nil || len(page) != 3 || next != 5 {
+		t.Errorf("messages page = %d, next %d, %v", len(page), next, err)
+	}
+	if existed, err := sessions.Delete(ctx, id); err != nil || !existed {
+		t.Fatalf("delete = %v, %v", existed, err)
+	}
+	var nf *session.SessionNotFoundError
+	if _, err := sessions.Get(ctx, id); !errors.As(err, &nf) {
+		t.Errorf("after delete: %v", err)
+	}
+	if items := s.items(t, id); len(items) != 0 {
+		t.Errorf("delete left items %v", items)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/archmax-ai/archmax/core/store"
 	ddbstore "github.com/archmax-ai/archmax/core/store/dynamodb"
@@ -133,7 +134,10 @@ func openAWS(ctx context.Context, a AWS, region string) (store.Log, store.Files,
 
 // ensureTable creates the session-log table unless it exists.
 func ensureTable(ctx context.Context, client *dynamodb.Client, table string) error {
-	_, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table})
+	// The SDK logs a checksum warning when it closes the unread body of the expected
+	// ResourceNotFoundException; keep that noise off the user's terminal.
+	quiet := func(o *dynamodb.Options) { o.Logger = logging.Nop{} }
+	_, err := client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &table}, quiet)
 	var missing *types.ResourceNotFoundException
 	if errors.As(err, &missing) {
 		return ddbstore.CreateTable(ctx, client, table)

@@ -133,3 +133,86 @@ func TestBytesWrittenPerAgentStep(t *testing.T) {
 		t.Errorf("write requests = %d for %d steps; want exactly 2 per step (BatchWriteItem + head UpdateItem)", total, steps)
 	}
 }
+
+// setBig writes a 300 KB variable, then answers.
+type setBig struct {
+	value string
+	n     atomic.Int64
+}
+
+func (s *setBig) Converse(_ context.Context, _ *model.Request) (*model.Response, error) {
+	if s.n.Add(1) == 1 {
+		input, _ := json.Marshal(map[string]any{"variables": map[string]any{"report": s.value}})
+		return &model.Response{StopReason: model.StopToolUse, Message: model.Message{Role: model.RoleAssistant, Content: []model.Block{
+			{Kind: model.BlockToolUse, ToolUse: &model.ToolUse{ID: "tu_1", Name: "archmax_set_variables", Input: input}}}}}, nil
+	}
+	return &model.Response{StopReason: model.StopEndTurn, Message: model.Message{Role: model.RoleAssistant, Content: []model.Block{{Kind: model.BlockText, Text: "stored"}}}}, nil
+}
+
+// A 300 KB variable travels through the engine on DynamoDB: the record body and the tool
+// message go to blobs, every item stays under 400 KB, and the value reads back identical in
+// a later call (a fresh engine, as a later Lambda invocation).
+func TestLargeVariableThroughTheEngine(t *testing.T) {
+	client, table := dynamotest.NewTable(t)
+	ctx := context.Background()
+	authored := memory.NewFiles()
+	if err := authored.Write(ctx, "workflows/wf/workflow.yaml", []byte("states:\n  work:\n    triggers:\n      manual:\n")); err != nil {
+		t.Fatal(err)
+	}
+	big := make([]byte, 300<<10)
+	for i := range big {
+		big[i] = "abcdefghijklmnopqrstuvwxyz0123456789 \"\n"[i%39]
+	}
+	blobs := newBlobs()
+	cfg := session.Config{Workflow: "wf", Authored: authored, Log: ddbstore.New(client, table, blobs), Files: memory.NewFiles(),
+		Model: &setBig{value: string(big)}, ModelID: "m"}
+	eng, err := session.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(ctx, "big", session.SendInput{Message: "store it"}); err != nil {
+		t.Fatal(err)
+	}
+	answer := &setBig{}
+	answer.n.Store(1) // the next call just answers
+	cfg.Model = answer
+	eng2, err := session.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := eng2.Send(ctx, "big", session.SendInput{Message: "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := out.Variables["report"].Value.(string); got != string(big) {
+		t.Fatalf("the 300 KB variable did not read back identical (%d bytes)", len(got))
+	}
+	assertItemsUnder400KB(t, client, table)
+	blobs.mu.Lock()
+	defer blobs.mu.Unlock()
+	if len(blobs.blobs) < 2 { // the record body and the assistant message carrying the value
+		t.Errorf("%d blobs stored, want the large body and message offloaded", len(blobs.blobs))
+	}
+}
+
+// assertItemsUnder400KB scans the table and checks every item by DynamoDB's size rule.
+func assertItemsUnder400KB(t *testing.T, client *sdk.Client, table string) {
+	t.Helper()
+	p := sdk.NewScanPaginator(client, &sdk.ScanInput{TableName: aws.String(table)})
+	n := 0
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			n++
+			if size := ddbstore.ItemBytes(it); size >= ddbstore.MaxItemBytes {
+				t.Errorf("item of %d bytes", size)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no items scanned")
+	}
+}
