@@ -83,7 +83,7 @@ func (p *awsPeer) object(t *testing.T, key string) string {
 	return string(b)
 }
 
-// awsOptions are the runner options of `archmax run --aws --endpoint-url <peer> --table
+// options are the runner options of `archmax run --aws --endpoint-url <peer> --table
 // <table> --bucket <bucket> --model-script <script>`.
 func (p *awsPeer) options(table, modelScript string) Options {
 	return Options{Workspace: workspace, ModelScript: modelScript,

@@ -1,6 +1,7 @@
 // Command archmax is the local CLI of the archmax runtime: `archmax run` runs a turn of a
-// workflow on the embedded default (fs store under .archmax/, the scripted model behind
-// the Converse fake, or Amazon Bedrock with --bedrock) and prints the state flow.
+// workflow and prints the state flow — on the embedded default (fs store under .archmax/)
+// or, with --aws, with its session in DynamoDB and S3; the model is a scripted one behind
+// the Converse fake, or Amazon Bedrock with --bedrock. `archmax validate` checks specs.
 package main
 
 import (
