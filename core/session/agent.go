@@ -236,7 +236,7 @@ func (r *run) govern(st *spec.State, origin kernel.Origin, callID, tool string, 
 		r.emit(events.Warning, map[string]any{"scope": "tool-call", "message": text, "state": st.Slug, "tool": tool, "callId": callID})
 		return nil, &refusal{text: text}
 	}
-	if !knownTool(tool) {
+	if !r.knownTool(tool) {
 		return early(notATool(tool))
 	}
 	if origin == kernel.OriginAgent && !spec.IsWorkflowToolName(tool) {
@@ -317,7 +317,7 @@ func (r *run) dispatch(st *spec.State, origin kernel.Origin, callID, tool string
 		text, isErr, eff = r.control(st, origin, callID, tool, args)
 	} else {
 		var err error
-		text, isErr, err = r.callTool(r.ctx, tool, args)
+		text, isErr, err = r.callTool(r.ctx, tool, callID, st.Slug, args)
 		if err != nil {
 			return "", false, false, eff, err
 		}
@@ -328,7 +328,17 @@ func (r *run) dispatch(st *spec.State, origin kernel.Origin, callID, tool string
 
 // callTool runs a non-control tool (the workspace's file tools). A cancellation is
 // returned as an error; any other failure is the tool's error text.
-func (r *run) callTool(ctx context.Context, tool string, args map[string]any) (string, bool, error) {
+func (r *run) callTool(ctx context.Context, tool, callID, state string, args map[string]any) (string, bool, error) {
+	if t := r.e.hostTools[tool]; t != nil {
+		text, err := t.Handler(ctx, HostCall{SessionID: r.id, State: state, CallID: callID, Args: args, Workspace: r.ws})
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", false, ctx.Err()
+			}
+			return err.Error(), true, nil // a tool that errors is answered with its error; the turn goes on
+		}
+		return text, false, nil
+	}
 	raw, _ := json.Marshal(args)
 	res, err := r.ws.Call(ctx, tool, raw)
 	if err != nil {
@@ -343,8 +353,8 @@ func (r *run) callTool(ctx context.Context, tool string, args map[string]any) (s
 // knownTool reports whether a name is a tool at all (GOV-12): anything this runtime
 // implements, or a name governance must answer for (eval, task, delegation tools). A
 // spec-defined tool this runtime does not offer yet is "not a tool" here.
-func knownTool(name string) bool {
-	return available(name) || name == "eval" || name == "task" || spec.IsWorkflowToolName(name)
+func (r *run) knownTool(name string) bool {
+	return r.e.available(name) || name == "eval" || name == "task" || spec.IsWorkflowToolName(name)
 }
 
 // detailOf is the first non-blank of file_path, path, to, pattern, command, url (02 §12.2).
@@ -377,10 +387,10 @@ func capUnits(s string, max int) (string, bool) {
 }
 
 // toolSpecs renders a surface as Converse tool specs.
-func toolSpecs(surface []string) []model.ToolSpec {
+func (e *Engine) toolSpecs(surface []string) []model.ToolSpec {
 	var out []model.ToolSpec
 	for _, name := range surface {
-		desc, schema := toolSpec(name)
+		desc, schema := e.toolSpec(name)
 		if schema == nil {
 			continue
 		}
@@ -389,7 +399,10 @@ func toolSpecs(surface []string) []model.ToolSpec {
 	return out
 }
 
-func toolSpec(name string) (string, json.RawMessage) {
+func (e *Engine) toolSpec(name string) (string, json.RawMessage) {
+	if t := e.hostTools[name]; t != nil {
+		return t.Description, t.InputSchema
+	}
 	if cs, ok := controlSpecs[name]; ok {
 		return cs.desc, json.RawMessage(cs.schema)
 	}

@@ -165,7 +165,7 @@ func (h *codeHost) Call(ctx context.Context, tool, callID string, raw json.RawMe
 	r.emitCalled(h.st.Slug, kernel.OriginCode, callID, tool, args)
 	h.mu.Unlock()
 	start := r.e.cfg.Clock()
-	text, isErr, err := r.callTool(ctx, tool, args)
+	text, isErr, err := r.callTool(ctx, tool, callID, h.st.Slug, args)
 	if err != nil {
 		return "", aborted
 	}

@@ -55,13 +55,16 @@ type Config struct {
 	Owner       string        // lease owner prefix (e.g. host name + pid); a unique suffix is added per call
 	// SystemPrompt is the host's systemPrompt layer, appended after AGENTS.md (spec 02 §14.1).
 	SystemPrompt string
+	// Tools are the host's own tools (checked at New: *ReservedToolNameError, *ToolPathsError).
+	Tools []HostTool
 }
 
 // Engine runs sessions of one workflow. Safe for concurrent use across sessions.
 type Engine struct {
-	cfg     Config
-	emitter *events.Emitter
-	ptcSeq  atomic.Int64
+	cfg       Config
+	emitter   *events.Emitter
+	ptcSeq    atomic.Int64
+	hostTools map[string]*HostTool
 }
 
 // New validates cfg and returns an Engine.
@@ -85,7 +88,11 @@ func New(cfg Config) (*Engine, error) {
 		h, _ := os.Hostname()
 		cfg.Owner = h + ":" + strconv.Itoa(os.Getpid())
 	}
-	return &Engine{cfg: cfg, emitter: events.NewEmitter(cfg.Events, cfg.Clock)}, nil
+	hostTools, err := checkHostTools(cfg.Tools)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{cfg: cfg, emitter: events.NewEmitter(cfg.Events, cfg.Clock), hostTools: hostTools}, nil
 }
 
 // workflowFiles is what one turn reads from the authoring tree.
@@ -262,7 +269,7 @@ func (e *Engine) newRun(ctx context.Context, id, owner string, head *store.Head,
 			r.trail = append(r.trail, s)
 		}
 	}
-	r.mach = machine.New(r.sp, available)
+	r.mach = machine.New(r.sp, e.available)
 	r.ws = workspace.New(e.cfg.Files, id, workspace.DefaultMounts(e.cfg.Authored))
 	r.ws.Hide(r.hideFromListing)
 	return r, nil
@@ -283,7 +290,8 @@ var implemented = func() map[string]bool {
 	return m
 }()
 
-// available reports whether this runtime implements a tool (machine.Machine.Available).
-func available(tool string) bool { return implemented[tool] }
+// available reports whether this runtime implements a tool: a built-in, a control, or a
+// host tool (machine.Machine.Available).
+func (e *Engine) available(tool string) bool { return implemented[tool] || e.hostTools[tool] != nil }
 
 func (e *Engine) nextPtcID() string { return "ptc:" + strconv.FormatInt(e.ptcSeq.Add(1), 10) }

@@ -392,7 +392,7 @@ func (r *run) surfaceOf(state string) *surface {
 		r.surfaces = map[string]*surface{}
 	}
 	names := r.mach.Surface(state)
-	s := &surface{names: names, specs: toolSpecs(names)}
+	s := &surface{names: names, specs: r.e.toolSpecs(names)}
 	r.surfaces[state] = s
 	return s
 }

@@ -1,0 +1,105 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/archmax-ai/archmax/core/spec"
+)
+
+func lookupTool(calls *[]HostCall) HostTool {
+	return HostTool{
+		Name:        "lookup_customer",
+		Description: "Look a customer up by id.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}`),
+		Handler: func(ctx context.Context, c HostCall) (string, error) {
+			*calls = append(*calls, c)
+			if c.Args["id"] == "boom" {
+				return "", errors.New("customer service unavailable")
+			}
+			return `{"name":"Dana"}`, nil
+		},
+	}
+}
+
+// Issue 4 host tools: registered with a schema, granted by tools.allow, run with the
+// session's workspace; a failing handler answers an error result and the turn goes on.
+func TestHostToolGrantedRunsAndFails(t *testing.T) {
+	wf := `
+states:
+  work:
+    triggers:
+      manual:
+    tools:
+      allow: [lookup_customer]
+    transitions:
+      - to: other
+        description: go
+  other:
+    instructions: no grants here
+`
+	var got []HostCall
+	h := newHarness(t, wf, nil)
+	h.cfg.Tools = []HostTool{lookupTool(&got)}
+	h.script(
+		calls("", call{"lookup_customer", map[string]any{"id": "c-1"}}, call{"lookup_customer", map[string]any{"id": "boom"}}),
+		calls("", advance("other", "done")),
+		calls("", call{"lookup_customer", map[string]any{"id": "c-2"}}),
+		says("ok"),
+	)
+	out := h.send("s1", "hi", nil)
+	if len(got) != 2 || got[0].SessionID != "s1" || got[0].State != "work" || got[0].Workspace == nil || got[0].CallID == "" {
+		t.Fatalf("handler calls = %+v", got)
+	}
+	if m := toolMessage(t, out, "lookup_customer", 0); m.Text != `{"name":"Dana"}` || m.Error {
+		t.Errorf("result = %+v", m)
+	}
+	if m := toolMessage(t, out, "lookup_customer", 1); m.Text != "customer service unavailable" || !m.Error || m.Blocked {
+		t.Errorf("failing handler = %+v", m)
+	}
+	if m := toolMessage(t, out, "lookup_customer", 2); !m.Blocked || !strings.Contains(m.Text, "is not allowed in state 'other'") {
+		t.Errorf("ungranted call = %+v", m)
+	}
+	offered := func(i int) bool {
+		for _, ts := range h.model.requests[i].Tools {
+			if ts.Name == "lookup_customer" {
+				return ts.Description == "Look a customer up by id."
+			}
+		}
+		return false
+	}
+	if !offered(0) || offered(2) {
+		t.Error("a host tool is offered exactly where it is granted")
+	}
+}
+
+// 01 §7.4 / V-36: reserved names and bad path declarations fail assembly.
+func TestHostToolRegistrationErrors(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	var calls []HostCall
+	base := lookupTool(&calls)
+	cases := []struct {
+		name  string
+		tool  func() HostTool
+		check func(error) bool
+	}{
+		{"archmax prefix", func() HostTool { t := base; t.Name = "archmax_lookup"; return t }, func(err error) bool { var e *ReservedToolNameError; return errors.As(err, &e) }},
+		{"runtime file tool", func() HostTool { t := base; t.Name = "copy_file"; return t }, func(err error) bool { var e *ReservedToolNameError; return errors.As(err, &e) }},
+		{"built-in", func() HostTool { t := base; t.Name = "read_file"; return t }, func(err error) bool { var e *ReservedToolNameError; return errors.As(err, &e) }},
+		{"bad access", func() HostTool { t := base; t.Paths = []spec.PathArg{{Arg: "file", Access: "delete"}}; return t }, func(err error) bool { var e *ToolPathsError; return errors.As(err, &e) }},
+		{"bad schema", func() HostTool { t := base; t.InputSchema = json.RawMessage(`{"type":"string"}`); return t }, func(err error) bool { return err != nil }},
+		{"bad name", func() HostTool { t := base; t.Name = "look up"; return t }, func(err error) bool { return err != nil }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := h.cfg
+			cfg.Tools = []HostTool{c.tool()}
+			if _, err := New(cfg); !c.check(err) {
+				t.Errorf("New: %v", err)
+			}
+		})
+	}
+}
