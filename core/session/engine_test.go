@@ -553,10 +553,10 @@ func TestLeaseRenewalAndLoss(t *testing.T) {
 // background, so another writer is refused and is told when the lease expires.
 func TestLeaseKeptDuringLongModelCall(t *testing.T) {
 	h := newHarness(t, strings.Replace(twoAgents, "    requires: [topic]\n", "", 1), nil)
-	h.cfg.LeaseTTL = 300 * time.Millisecond
+	h.cfg.LeaseTTL = 900 * time.Millisecond
 	var intruderErr error
 	h.script(func(req *model.Request) (*model.Response, error) {
-		time.Sleep(500 * time.Millisecond) // longer than the lease
+		time.Sleep(1500 * time.Millisecond) // longer than the lease
 		_, intruderErr = h.engine().Send(context.Background(), "s1", SendInput{Message: "me too"})
 		return says("slow answer")(req)
 	})

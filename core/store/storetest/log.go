@@ -34,11 +34,11 @@ func TestLog(t *testing.T, newLog func(t *testing.T) store.Log) {
 
 const (
 	long  = time.Minute           // a lease that stays live for the whole test
-	short = 30 * time.Millisecond // a lease the test lets expire
+	short = 300 * time.Millisecond // a lease the test lets expire (long enough for one commit on a loaded machine)
 )
 
 // expire sleeps until a lease taken with ttl short is certainly expired.
-func expire() { time.Sleep(3 * short) }
+func expire() { time.Sleep(short + 200*time.Millisecond) }
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
