@@ -33,7 +33,7 @@ func TestLog(t *testing.T, newLog func(t *testing.T) store.Log) {
 }
 
 const (
-	long  = time.Minute           // a lease that stays live for the whole test
+	long  = time.Minute            // a lease that stays live for the whole test
 	short = 300 * time.Millisecond // a lease the test lets expire (long enough for one commit on a loaded machine)
 )
 
