@@ -55,6 +55,8 @@ const (
 	reasonNotBase64 = "its content is not valid base64, which a binary file needs" // BR-44
 	reasonNotText   = "it is not a text file"                                      // BR-45
 	reasonPattern   = "the pattern is not valid"                                   // BR-46 (ours)
+	reasonSymlink   = "it is a symbolic link, which the workspace does not follow" // BR-22
+	reasonCannot    = "the store serving it cannot do that"                        // BR-22
 )
 
 // reasonParentIsFile is BR-49's reason for a write below a file: "'<file>' is a file, not a folder".
@@ -66,11 +68,19 @@ const (
 	verbWrite  = "write"
 	verbEdit   = "edit"
 	verbSearch = "search"
+	verbCopy   = "copy"
+	verbMove   = "move"
+	verbRemove = "remove"
 )
 
 // cannot is "Error: Cannot <verb> '<path as passed>': <reason>." (BR-21, BR-22, BR-43…BR-47).
 func cannot(verb, arg, why string) string {
 	return "Error: Cannot " + verb + " '" + arg + "': " + why + "."
+}
+
+// cannotTo is BR-22's refusal of a destination: "Error: Cannot <verb> to '<path>': <reason>.".
+func cannotTo(verb, p, why string) string {
+	return "Error: Cannot " + verb + " to '" + p + "': " + why + "."
 }
 
 // fileNotFound is BR-43/BR-45's answer for a missing file or a folder.
@@ -182,6 +192,58 @@ func midLineHeader(line, total int, shown, length string) string {
 
 // wrote is BR-44's success line.
 func wrote(arg string) string { return "Successfully wrote to '" + arg + "'" }
+
+// copied and moved are BR-22's success lines: "Copied '<from>' to '<to>' (<size>)." (OQ-13 size).
+func copied(from, to string, size int64) string {
+	return "Copied '" + from + "' to '" + to + "' (" + formatSize(size) + ")."
+}
+
+func moved(from, to string, size int64) string {
+	return "Moved '" + from + "' to '" + to + "' (" + formatSize(size) + ")."
+}
+
+// removed is BR-22's success line of remove_file.
+func removed(p string) string { return "Removed '" + p + "'." }
+
+// ontoItself is BR-22's refusal of a copy or move whose two paths are one file.
+func ontoItself(verb, from string) string {
+	return "Error: Cannot " + verb + " '" + from + "' onto itself: the source and the destination are the same file."
+}
+
+// alreadyThere is BR-22's refusal of an occupied destination without overwrite.
+func alreadyThere(verb, to string) string {
+	return "Error: Cannot " + verb + " to '" + to + "': a file is already there. Pass overwrite: true to replace it, or choose another destination."
+}
+
+// moveFromReadOnly is BR-22's refusal of a move out of a read-only mount.
+func moveFromReadOnly(from string) string {
+	return "Error: Cannot move '" + from + "': it is served by a read-only mount, so it cannot be removed. Use copy_file to copy it instead."
+}
+
+// copiedNotRemoved is BR-22's answer to a move whose source could not be removed after the
+// destination was written and verified.
+func copiedNotRemoved(from, to, why string) string {
+	return "Error: Copied '" + from + "' to '" + to + "', but could not remove '" + from + "': " + why + ". Both files now exist."
+}
+
+// notKept is BR-22's answer when the destination read back differs from the source; tail
+// is nothingKept or leftAsWritten.
+func notKept(verb, to, tail string) string {
+	return cannotTo(verb, to, "the store serving it did not keep the file's bytes — what it holds differs from what was written") + tail
+}
+
+// nothingKept ends notKept when the destination the operation created was removed again.
+const nothingKept = " Nothing was kept."
+
+// leftAsWritten ends notKept when the destination existed before or could not be removed.
+func leftAsWritten(to string) string { return " '" + to + "' was left as the store wrote it." }
+
+// offloadPointer is what the model reads instead of a tool result offloaded to p
+// (ours): the path, the size in characters and how to page through it.
+func offloadPointer(p string, chars int) string {
+	return "This tool result was too large to show here (" + strconv.Itoa(chars) + " characters), so it was saved to " +
+		resultPath(p) + ". Read it with read_file, using offset and limit to page through it."
+}
 
 // emptyOldString is BR-45's answer to an empty old_string on a file with content.
 const emptyOldString = "Error: oldString cannot be empty when file has content"

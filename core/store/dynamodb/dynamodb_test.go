@@ -297,7 +297,7 @@ func TestLeaseExpiredMidCommit(t *testing.T) {
 	apiA := &counting{API: client}
 	la := ddbstore.New(apiA, table, blobs) // two Stores: two Lambdas
 	lb := ddbstore.New(client, table, blobs)
-	const ttl = 300 * time.Millisecond
+	const ttl = time.Second // long enough for the first commit on a loaded machine
 
 	ha, err := la.Acquire(t.Context(), "s1", "a", ttl)
 	if err != nil {
@@ -308,7 +308,7 @@ func TestLeaseExpiredMidCommit(t *testing.T) {
 	}
 	apiA.beforeBatch = func() {
 		apiA.beforeBatch = nil
-		time.Sleep(ttl + 50*time.Millisecond)
+		time.Sleep(ttl + 200*time.Millisecond)
 		hb, err := lb.Acquire(t.Context(), "s1", "b", time.Minute)
 		if err != nil {
 			t.Errorf("b's takeover: %v", err)
