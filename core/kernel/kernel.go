@@ -1,7 +1,8 @@
 // Package kernel is the governance kernel (spec 03 §6): one pure, ordered rule pipeline
 // that allows or refuses every tool call — the model's, an agent script's, a code state's,
-// a grader's — against the state the session is in. The first verdict wins; when every
-// rule abstains the call is allowed (rule "allow"). No I/O.
+// a grader's — against the state the session is in, and the transition check of
+// archmax_advance (CS-35). The first verdict wins; when every rule abstains the call is
+// allowed (rule "allow"). No I/O.
 package kernel
 
 import (
@@ -11,10 +12,13 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/archmax-ai/archmax/core/machine"
 	"github.com/archmax-ai/archmax/core/spec"
 )
 
-// Origin names who made a call (GOV-02).
+// Origin names who made a call (GOV-02). Every origin is governed alike; only the agent's
+// own calls skip zone.governance-plane (GOV-21), the authoring plane having no route in its
+// workspace. The zero value is treated as a script origin (fail closed).
 type Origin string
 
 const (
@@ -63,6 +67,9 @@ const (
 	RuleRuntimeManaged     = "zone.runtime-managed"
 	RuleSkillForbidden     = "skill.forbidden"
 	RuleSkillNotAllowed    = "skill.not-allowed"
+	RuleMountReadOnly      = "mount.read-only"
+	RuleMountForbidden     = "mount.forbidden"
+	RuleMountNotAllowed    = "mount.not-allowed"
 	RulePathArgument       = "tool.path-argument"
 	RuleForbidden          = "tool.forbidden"
 	RuleForbiddenHere      = "tool.forbidden-here"
@@ -76,31 +83,96 @@ const (
 	RuleTransitionNoEdge   = "transition.no-edge"
 )
 
-// Policy is what the kernel decides against: the workflow, the resolved skill registry,
-// the session's variables (for ${{ }} guard references) and the tools each state discloses.
+// Mount is one entry of the host's mount table (see machine.Mount).
+type Mount = machine.Mount
+
+// Inherited is one ancestor workflow's workflow-wide denials, which bind every
+// sub-workflow it delegates to, directly or further down (GOV-36): its
+// tools.forbid_always entries, skills.forbid_always slugs and mounts.forbid_always names.
+// A refusal it causes names Workflow.
+type Inherited struct {
+	Workflow string
+	Tools    []spec.ToolEntry
+	Skills   []string
+	Mounts   []string
+}
+
+// Rule is a consumer policy rule (GOV-04, policyRules): a pure function returning a verdict,
+// or nil to abstain. It sees every call's Origin. Consumer rules run after the safety rules
+// and the declared denials and before the always-open areas and the per-state defaults, so
+// a block refuses the call and an allow admits it without the state's grants being
+// consulted; neither can override a safety rule or a declared denial.
+type Rule func(Action, API) *Verdict
+
+// API is what a consumer Rule may consult (GOV-04). It shares the Policy's values: a rule
+// must treat every field as read-only.
+type API struct {
+	Spec          *spec.MachineSpec
+	Variables     map[string]any
+	MountPrefixes []Mount  // the host's mount table
+	Skills        []string // the skill registry
+}
+
+// Policy is what the kernel decides against: the workflow, the resolved skill registry and
+// mount table, the session's variables (for ${{ }} guard references), the tools each state
+// discloses, the ancestors' denials and the consumer's rules.
 type Policy struct {
 	Spec *spec.MachineSpec
 	// Skills is the skill registry: bundle slugs served under skills/.
 	Skills []string
+	// Mounts is the host's mount table; nil means machine.DefaultMounts.
+	Mounts []Mount
 	// Variables are the session's variable values, read by guard references at every call.
 	Variables map[string]any
 	// Surface returns the tool names a state discloses (for the not-allowed reason).
 	Surface func(state string) []string
+	// Inherited holds the ancestors' workflow-wide denials, root first (GOV-36); empty for a
+	// root session.
+	Inherited []Inherited
+	// Rules are the consumer's policy rules, in the order given (GOV-04).
+	Rules []Rule
 }
 
-// Decide runs the pipeline of GOV-10 over a and returns the first verdict.
+// machine is the reader view over the policy's spec, mount table and skill registry.
+func (p *Policy) machine() *machine.Machine {
+	return &machine.Machine{Spec: p.Spec, Mounts: p.Mounts, Skills: p.Skills}
+}
+
+// Decide runs the pipeline of GOV-10 over a and returns the first verdict: the safety rules
+// (tool.path-argument first, then GOV-20…GOV-24, the skill rule, the mount rule — each of
+// the last two led by the inherited denials of its kind), the declared tool denials
+// (inherited, forbid_always, the state's forbid), the consumer rules, the always-open areas
+// and the per-state defaults.
 func Decide(p *Policy, a Action) Verdict {
 	st := p.Spec.State(a.State)
 	for _, rule := range []func(*Policy, *spec.State, Action) *Verdict{
-		rulePathArgument, ruleGovernancePlane, ruleReplyOnly, ruleEval, ruleUngrantable,
-		ruleReadOnly, ruleRuntimeInternal, ruleRuntimeManaged, ruleSkills,
-		ruleDeclaredDenials, ruleAlwaysOpen, rulePerStateDefaults,
+		rulePathArgument, ruleGovernancePlane, ruleSkillOnly, ruleReplyOnly, ruleEval, ruleUngrantable,
+		ruleReadOnly, ruleRuntimeInternal, ruleRuntimeManaged, ruleSkills, ruleMounts,
+		ruleDeclaredDenials, ruleConsumers, ruleAlwaysOpen, rulePerStateDefaults,
 	} {
 		if v := rule(p, st, a); v != nil {
 			return *v
 		}
 	}
 	return Verdict{Allow: true, RuleID: RuleAllow}
+}
+
+// HiddenByGovernance reports whether a canonical path must be left out of an ls, glob or
+// grep result handed to state's model or scripts (GOV-41, GOV-48, BR-31): what
+// machine.HiddenByGovernance hides, plus bundles and mounts an ancestor denies (GOV-36).
+func (p *Policy) HiddenByGovernance(state, path string) bool {
+	m := p.machine()
+	if m.HiddenByGovernance(state, path) {
+		return true
+	}
+	slug, inSkill := m.SkillOf(path)
+	mt, inMount := machine.MountOf(m.MountTable(), path)
+	for _, in := range p.Inherited {
+		if (inSkill && slices.Contains(in.Skills, slug)) || (inMount && slices.Contains(in.Mounts, mt.Name)) {
+			return true
+		}
+	}
+	return false
 }
 
 func block(rule, reason string) *Verdict {
@@ -142,6 +214,23 @@ func ruleGovernancePlane(_ *Policy, _ *spec.State, a Action) *Verdict {
 	return nil
 }
 
+// GOV-22: archmax_run executes only scripts inside a resolved skill bundle.
+func ruleSkillOnly(p *Policy, _ *spec.State, a Action) *Verdict {
+	if a.Tool != spec.RunTool {
+		return nil
+	}
+	m := p.machine()
+	for _, u := range a.Paths {
+		if u.Access != "execute" {
+			continue
+		}
+		if _, inBundle := m.SkillOf(u.Path); !inBundle {
+			return block(RuleSkillOnly, reasonSkillOnly(u.Path))
+		}
+	}
+	return nil
+}
+
 // GOV-20b.
 func ruleReplyOnly(_ *Policy, _ *spec.State, a Action) *Verdict {
 	if !a.ReplyOnly {
@@ -168,14 +257,15 @@ func ruleUngrantable(_ *Policy, _ *spec.State, a Action) *Verdict {
 
 func isWrite(access string) bool { return access == "write" || access == "remove" }
 
-// GOV-23: writes to authored, read-only mounts.
-func ruleReadOnly(_ *Policy, _ *spec.State, a Action) *Verdict {
+// GOV-23, GOV-47: writes and removals under a mount the host serves read-only.
+func ruleReadOnly(p *Policy, _ *spec.State, a Action) *Verdict {
+	table := p.machine().MountTable()
 	for _, u := range a.Paths {
 		if !isWrite(u.Access) {
 			continue
 		}
-		if m, ok := ReadOnlyMountOf(u.Path); ok {
-			return block(RuleReadOnly, reasonReadOnly(a.Tool, u.Path, m))
+		if mt, ok := machine.MountOf(table, u.Path); ok && mt.ReadOnly {
+			return block(RuleReadOnly, reasonReadOnly(a.Tool, u.Path, mt.Name))
 		}
 	}
 	return nil
@@ -201,14 +291,21 @@ func ruleRuntimeManaged(_ *Policy, _ *spec.State, a Action) *Verdict {
 	return nil
 }
 
-// GOV-40/41: skill bundles are closed by default.
+// GOV-36, GOV-40/41: an ancestor's skills.forbid_always, then the workflow's own skill
+// lists; skill bundles are closed by default.
 func ruleSkills(p *Policy, st *spec.State, a Action) *Verdict {
+	m := p.machine()
 	for _, u := range a.Paths {
-		slug, ok := p.skillOf(u.Path)
+		slug, ok := m.SkillOf(u.Path)
 		if !ok {
 			continue
 		}
-		enabled := EnabledSkills(p.Spec, st, p.Skills)
+		for _, in := range p.Inherited {
+			if slices.Contains(in.Skills, slug) {
+				return block(RuleSkillForbidden, reasonSkillInherited(a.Tool, u.Path, slug, in.Workflow))
+			}
+		}
+		enabled := m.EnabledSkills(a.State)
 		if slices.Contains(p.Spec.Skills.Forbid, slug) {
 			return block(RuleSkillForbidden, reasonSkillForbidden(a.Tool, u.Path, slug, "'skills.forbid_always' denies in every state", enabled))
 		}
@@ -222,45 +319,58 @@ func ruleSkills(p *Policy, st *spec.State, a Action) *Verdict {
 	return nil
 }
 
-// skillOf classifies a path inside a resolved skill bundle (skills/<slug> or below).
-func (p *Policy) skillOf(path string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, SkillsMount+"/")
-	if !ok {
-		return "", false
+// EnabledSkills resolves a state's enabled skills (spec 01 §2.8; machine.EnabledSkills):
+// state allow then root allow_always (declaration order, deduplicated, slugs the registry
+// lacks dropped) minus forbid_always and the state's forbid. A nil st reads the root only.
+func EnabledSkills(sp *spec.MachineSpec, st *spec.State, registry []string) []string {
+	state := ""
+	if st != nil {
+		state = st.Slug
 	}
-	slug, _, _ := strings.Cut(rest, "/")
-	if slug == "" || !slices.Contains(p.Skills, slug) {
-		return "", false
-	}
-	return slug, true
+	return (&machine.Machine{Spec: sp, Skills: registry}).EnabledSkills(state)
 }
 
-// EnabledSkills resolves a state's enabled skills (spec 01 §2.8): state allow then root
-// allow_always (declaration order, deduplicated, slugs the registry lacks dropped) minus
-// forbid_always and the state's forbid.
-func EnabledSkills(sp *spec.MachineSpec, st *spec.State, registry []string) []string {
-	var out []string
-	var lists [][]string
-	if st != nil {
-		lists = append(lists, st.Skills.Allow)
-	}
-	lists = append(lists, sp.Skills.Allow)
-	for _, l := range lists {
-		for _, s := range l {
-			if slices.Contains(out, s) || !slices.Contains(registry, s) || slices.Contains(sp.Skills.Forbid, s) {
-				continue
+// GOV-36, GOV-45…GOV-47: an ancestor's mounts.forbid_always, then the workflow's own mount
+// lists: a forbidden mount, a governed mount the state does not enable, and a write under a
+// mount the state's grants narrowed to reads.
+func ruleMounts(p *Policy, _ *spec.State, a Action) *Verdict {
+	m := p.machine()
+	for _, u := range a.Paths {
+		mt, ok := machine.MountOf(m.MountTable(), u.Path)
+		if !ok {
+			continue
+		}
+		for _, in := range p.Inherited {
+			if slices.Contains(in.Mounts, mt.Name) {
+				return block(RuleMountForbidden, reasonMountInherited(a.Tool, u.Path, mt.Name, in.Workflow))
 			}
-			if st != nil && slices.Contains(st.Skills.Forbid, s) {
-				continue
+		}
+		if denied, workflowWide := m.MountDenial(a.State, mt.Name); denied {
+			by := fmt.Sprintf("state '%s' forbids", a.State)
+			if workflowWide {
+				by = "'mounts.forbid_always' denies in every state"
 			}
-			out = append(out, s)
+			return block(RuleMountForbidden, reasonMountForbidden(a.Tool, u.Path, mt.Name, by, m.EnabledMounts(a.State)))
+		}
+		if !m.MountReachable(a.State, mt.Name) {
+			return block(RuleMountNotAllowed, reasonMountNotAllowed(a.Tool, u.Path, mt.Name, a.State, m.EnabledMounts(a.State)))
+		}
+		if isWrite(u.Access) && !m.MountWritable(a.State, mt.Name) {
+			return block(RuleMountReadOnly, reasonMountReadOnly(a.Tool, u.Path, mt.Name, a.State))
 		}
 	}
-	return out
+	return nil
 }
 
-// GOV-31/35: declared denials — the workflow's forbid_always, then the state's forbid.
+// GOV-31/35/36: declared denials — the ancestors' tools.forbid_always (root first), the
+// workflow's forbid_always, then the state's forbid.
 func ruleDeclaredDenials(p *Policy, st *spec.State, a Action) *Verdict {
+	for _, in := range p.Inherited {
+		where := fmt.Sprintf("the workflow inherited from workflow '%s'", in.Workflow)
+		if v := p.denial(in.Tools, a, RuleForbidden, where, "tools.forbid_always"); v != nil {
+			return v
+		}
+	}
 	if v := p.denial(p.Spec.Tools.Forbid, a, RuleForbidden, "the workflow", "tools.forbid_always"); v != nil {
 		return v
 	}
@@ -300,6 +410,17 @@ func guardText(e spec.ToolEntry) string {
 		parts = append(parts, g.Name+"="+strings.Join(g.Globs, "|"))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// GOV-04: the consumer's rules, in order.
+func ruleConsumers(p *Policy, _ *spec.State, a Action) *Verdict {
+	api := API{Spec: p.Spec, Variables: p.Variables, MountPrefixes: p.machine().MountTable(), Skills: p.Skills}
+	for _, r := range p.Rules {
+		if v := r(a, api); v != nil {
+			return v
+		}
+	}
+	return nil
 }
 
 // GOV-55/51: the scratchpad is open to the essential tools; the offload areas to reads.

@@ -1,6 +1,6 @@
 package kernel
 
-// Refusal reasons of the governance kernel (spec 03 §6.2–§6.6, GOV-10…GOV-47). They are a
+// Refusal reasons of the governance kernel (spec 03 §6.2–§6.6, GOV-10…GOV-47; CS-35). They are a
 // compatibility contract — models, scripts and cases read them — and follow the reference
 // implementation @archmax-ai/harness (MIT; see NOTICE). Changing one is a contract change.
 
@@ -60,7 +60,63 @@ func reasonSkillNotAllowed(tool, path, slug, state string, enabled []string) str
 	return fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' belongs to the skill '%s', which is not enabled in state '%s'. %s", tool, path, slug, state, enabledText(enabled))
 }
 
-// reasonForbidden: GOV-31 tool.forbidden / tool.forbidden-here; on is "" or " on '<path>'".
+// reasonSkillOnly: GOV-22 script.skill-only (1.0 wording "code-state scripts", DECISIONS).
+func reasonSkillOnly(path string) string {
+	return fmt.Sprintf("[workflow] BLOCKED: '%s' may only execute scripts that live in a skill bundle, and '%s' is not in one. Scripts the agent runs belong in 'skills/<capability>/scripts/'; code-state scripts live on the authoring plane and are run by the harness, never by the agent.", spec.RunTool, path)
+}
+
+// reasonSkillInherited: GOV-36 skill.forbidden from an ancestor's skills.forbid_always.
+func reasonSkillInherited(tool, path, slug, source string) string {
+	return fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' belongs to the skill '%s', which workflow '%s' denies in every state it delegates to (skills.forbid_always). A denial beats every grant.", tool, path, slug, source)
+}
+
+// reasonMountInherited: GOV-36 mount.forbidden from an ancestor's mounts.forbid_always.
+func reasonMountInherited(tool, path, mount, source string) string {
+	return fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' is under the mount '%s', which workflow '%s' denies in every state it delegates to (mounts.forbid_always). A denial beats every grant.", tool, path, mount, source)
+}
+
+// reasonMountForbidden: GOV-47 mount.forbidden; by is "'mounts.forbid_always' denies in
+// every state" or "state '<s>' forbids".
+func reasonMountForbidden(tool, path, mount, by string, enabled []string) string {
+	return fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' is under the mount '%s', which %s. A denial beats every grant. %s", tool, path, mount, by, mountsHereText(enabled))
+}
+
+// reasonMountNotAllowed: GOV-47 mount.not-allowed.
+func reasonMountNotAllowed(tool, path, mount, state string, enabled []string) string {
+	return fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' is under the mount '%s', which state '%s' does not have. The path exists; this state was not given it. %s", tool, path, mount, state, mountsHereText(enabled))
+}
+
+// reasonMountReadOnly: GOV-47 mount.read-only.
+func reasonMountReadOnly(tool, path, mount, state string) string {
+	return fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' targets the mount '%s', which state '%s' may read but not write ('access: read'). Write your files under 'scratchpad/…' instead.", tool, path, mount, state)
+}
+
+func mountsHereText(enabled []string) string {
+	if len(enabled) == 0 {
+		return "This state has no governed mount."
+	}
+	return "Mounts available here: " + strings.Join(enabled, ", ") + "."
+}
+
+// reasonRequires: CS-35 transition.requires (the engine prefixes "archmax_advance rejected: ").
+func reasonRequires(from string, unset []string) string {
+	if len(unset) == 1 {
+		return fmt.Sprintf("cannot leave '%s' yet: '%s' is not set. Record it with archmax_set_variables, then advance.", from, unset[0])
+	}
+	return fmt.Sprintf("cannot leave '%s' yet: '%s' are not set. Record them with archmax_set_variables, then advance.", from, strings.Join(unset, "', '"))
+}
+
+// reasonNoEdge: CS-35 transition.no-edge; targets are the state's declared targets.
+func reasonNoEdge(from, to string, targets []string) string {
+	if len(targets) == 0 {
+		return fmt.Sprintf("cannot advance from '%s' to '%s'. No transitions from this state.", from, to)
+	}
+	return fmt.Sprintf("cannot advance from '%s' to '%s'. Valid target slugs: %s.", from, to, strings.Join(targets, ", "))
+}
+
+// reasonForbidden: GOV-31 tool.forbidden / tool.forbidden-here; on is "" or " on '<path>'";
+// where is "the workflow", "the workflow inherited from workflow '<source>'" (GOV-36) or
+// "state '<state>'".
 func reasonForbidden(tool, on, where, key string) string {
 	return fmt.Sprintf("[workflow] BLOCKED: '%s'%s is forbidden by %s (%s). A denial beats every grant, so no allow entry here permits it.", tool, on, where, key)
 }

@@ -51,20 +51,6 @@ func firstSegment(p string) string {
 	return s
 }
 
-// ReadOnlyMountOf returns the authored read-only mount a canonical path lies in
-// (skills/, .platform/, the AGENTS.md file mount).
-func ReadOnlyMountOf(p string) (string, bool) {
-	switch {
-	case p == AgentsFile:
-		return AgentsFile, true
-	case p == SkillsMount || strings.HasPrefix(p, SkillsMount+"/"):
-		return SkillsMount, true
-	case p == PlatformMount || strings.HasPrefix(p, PlatformMount+"/"):
-		return PlatformMount, true
-	}
-	return "", false
-}
-
 // PathArgs returns a tool's declared path arguments (spec 01 §7.3 BUILT_IN_TOOL_PATHS).
 func PathArgs(tool string) []spec.PathArg { return spec.BuiltInToolPaths[tool] }
 

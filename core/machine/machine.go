@@ -1,6 +1,7 @@
 // Package machine compiles a parsed workflow spec into what the engine queries per state:
-// the tool surface a state discloses (spec 01 §3.3.9, §7.3, §7.6, §7.7; 03 GOV-13, BR-01).
-// Pure: no I/O.
+// the tool surface a state discloses (spec 01 §3.3.9, §7.3, §7.6, §7.7; 03 GOV-13, BR-01),
+// the skills and governed mounts it reaches and may write (spec 01 §2.8, §2.9, §3.3.11,
+// §3.3.12; 03 GOV-40, GOV-45…GOV-49), and what listings must hide. Pure: no I/O.
 package machine
 
 import (
@@ -11,9 +12,13 @@ import (
 
 // Machine is a compiled workflow. Available is the set of tool names this runtime
 // implements (built-ins, controls, host tools); a grant naming anything else offers nothing.
+// Mounts is the host's mount table (nil = DefaultMounts) and Skills the skill registry (the
+// bundle slugs served under skills/); the mount and skill readers answer against them.
 type Machine struct {
 	Spec      *spec.MachineSpec
 	Available func(tool string) bool
+	Mounts    []Mount
+	Skills    []string
 }
 
 // New compiles sp; available reports whether a tool name is implemented.

@@ -3,6 +3,8 @@ package machine
 import (
 	"slices"
 	"strings"
+
+	"github.com/archmax-ai/archmax/core/spec"
 )
 
 // Mount is one entry of the host's mount table (spec 01 §6.6, 03 §6.6): Name is the mount
@@ -41,8 +43,9 @@ func MountOf(mounts []Mount, path string) (Mount, bool) {
 	return best, found
 }
 
-// mountTable is the machine's mount table, DefaultMounts when the host declared none.
-func (m *Machine) mountTable() []Mount {
+// MountTable is the host's mount table the readers answer against: Mounts, or
+// DefaultMounts when the host declared none.
+func (m *Machine) MountTable() []Mount {
 	if m.Mounts == nil {
 		return DefaultMounts
 	}
@@ -50,11 +53,11 @@ func (m *Machine) mountTable() []Mount {
 }
 
 func (m *Machine) mount(name string) (Mount, bool) {
-	i := slices.IndexFunc(m.mountTable(), func(x Mount) bool { return x.Name == name })
+	i := slices.IndexFunc(m.MountTable(), func(x Mount) bool { return x.Name == name })
 	if i < 0 {
 		return Mount{}, false
 	}
-	return m.mountTable()[i], true
+	return m.MountTable()[i], true
 }
 
 // WorkflowForbiddenMounts is mounts.forbid_always: the names denied in every state, governed
@@ -75,21 +78,13 @@ func (m *Machine) ForbiddenMounts(state string) []string {
 	return out
 }
 
-// mountDenial names the level denying name in state: "workflow", "state" or "" (none).
-func (m *Machine) mountDenial(state, name string) string {
+// MountDenial reports whether a forbid list denies the mount name in state, and whether
+// the denying list is mounts.forbid_always (else the state's own mounts.forbid).
+func (m *Machine) MountDenial(state, name string) (denied, workflowWide bool) {
 	if slices.Contains(m.WorkflowForbiddenMounts(), name) {
-		return "workflow"
+		return true, true
 	}
-	if slices.Contains(m.ForbiddenMounts(state), name) {
-		return "state"
-	}
-	return ""
-}
-
-// MountDeniedByWorkflow reports whether mounts.forbid_always (rather than only the state's
-// own mounts.forbid) denies name; false when neither level does.
-func (m *Machine) MountDeniedByWorkflow(name string) bool {
-	return m.mountDenial("", name) == "workflow"
+	return slices.Contains(m.ForbiddenMounts(state), name), false
 }
 
 // EnabledMounts is the governed mounts state reaches (GOV-45, GOV-48): the state's
@@ -110,20 +105,13 @@ func (m *Machine) EnabledMounts(state string) []string {
 }
 
 // grants is the state's mounts.allow followed by the root's mounts.allow_always.
-func (m *Machine) grants(state string) []grant {
-	var out []grant
+func (m *Machine) grants(state string) []spec.MountGrant {
+	var out []spec.MountGrant
 	if st := m.Spec.State(state); st != nil {
-		for _, g := range st.Mounts.Allow {
-			out = append(out, grant(g))
-		}
+		out = append(out, st.Mounts.Allow...)
 	}
-	for _, g := range m.Spec.Mounts.Allow {
-		out = append(out, grant(g))
-	}
-	return out
+	return append(out, m.Spec.Mounts.Allow...)
 }
-
-type grant struct{ Mount, Access string }
 
 // MountWritable reports whether state may write under the mount name (GOV-46, spec 01 §2.9):
 // the host serves it writable, no applicable grant (the state's or allow_always) narrows it
@@ -212,7 +200,7 @@ func (m *Machine) HiddenByGovernance(state, path string) bool {
 	if slug, ok := m.SkillOf(path); ok && !slices.Contains(m.EnabledSkills(state), slug) {
 		return true
 	}
-	if mt, ok := MountOf(m.mountTable(), path); ok {
+	if mt, ok := MountOf(m.MountTable(), path); ok {
 		return !m.MountReachable(state, mt.Name)
 	}
 	return false
