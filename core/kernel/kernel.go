@@ -131,6 +131,30 @@ type Policy struct {
 	Inherited []Inherited
 	// Rules are the consumer's policy rules, in the order given (GOV-04).
 	Rules []Rule
+	// ToolPaths are the host tools' declared path arguments (GOV-50); built-in tools use
+	// spec.BuiltInToolPaths.
+	ToolPaths map[string][]spec.PathArg
+	// Essential names host tools that are always on (the host's essentialTools, GOV-13).
+	Essential map[string]bool
+}
+
+// pathArgs returns a tool's declared path arguments: the built-in table, else the host's.
+func (p *Policy) pathArgs(tool string) []spec.PathArg {
+	if pa, ok := spec.BuiltInToolPaths[tool]; ok {
+		return pa
+	}
+	return p.ToolPaths[tool]
+}
+
+// essential reports whether a tool is always on: a built-in essential tool or a host one.
+func (p *Policy) essential(tool string) bool {
+	return spec.IsEssentialTool(tool) || p.Essential[tool]
+}
+
+// PathUses derives a call's governed path uses from the tool's declared path arguments
+// (built-in or host, GOV-50/52); see the package-level PathUses.
+func (p *Policy) PathUses(tool string, args map[string]any) ([]PathUse, string) {
+	return pathUses(p.pathArgs(tool), args)
 }
 
 // machine is the reader view over the policy's spec, mount table and skill registry.
@@ -181,7 +205,7 @@ func block(rule, reason string) *Verdict {
 
 // GOV-25: a declared path argument must be a string (or a list of strings).
 func rulePathArgument(p *Policy, _ *spec.State, a Action) *Verdict {
-	for _, pa := range PathArgs(a.Tool) {
+	for _, pa := range p.pathArgs(a.Tool) {
 		v, ok := a.Args[pa.Arg]
 		if !ok || v == nil {
 			continue
@@ -424,8 +448,8 @@ func ruleConsumers(p *Policy, _ *spec.State, a Action) *Verdict {
 }
 
 // GOV-55/51: the scratchpad is open to the essential tools; the offload areas to reads.
-func ruleAlwaysOpen(_ *Policy, _ *spec.State, a Action) *Verdict {
-	if !spec.IsEssentialTool(a.Tool) || len(a.Paths) == 0 {
+func ruleAlwaysOpen(p *Policy, _ *spec.State, a Action) *Verdict {
+	if !p.essential(a.Tool) || len(a.Paths) == 0 {
 		return nil
 	}
 	allScratch, allOffloadRead := true, true
@@ -479,7 +503,7 @@ func rulePerStateDefaults(p *Policy, st *spec.State, a Action) *Verdict {
 		if tryEntries(own) {
 			return &Verdict{Allow: true, RuleID: RuleAllowed}
 		}
-	case spec.IsEssentialTool(a.Tool) || isStateControl(st, a.Tool):
+	case p.essential(a.Tool) || isStateControl(st, a.Tool):
 		return &Verdict{Allow: true, RuleID: RuleAllowed}
 	default:
 		var always []spec.ToolEntry

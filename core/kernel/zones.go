@@ -58,7 +58,11 @@ func PathArgs(tool string) []spec.PathArg { return spec.BuiltInToolPaths[tool] }
 // path argument that holds a string (or list of strings), canonicalised. A path escaping
 // the root is returned with ok=false (the caller refuses it before any rule runs).
 func PathUses(tool string, args map[string]any) (uses []PathUse, escaped string) {
-	for _, pa := range PathArgs(tool) {
+	return pathUses(PathArgs(tool), args)
+}
+
+func pathUses(decls []spec.PathArg, args map[string]any) (uses []PathUse, escaped string) {
+	for _, pa := range decls {
 		v, ok := args[pa.Arg]
 		if !ok && pa.Arg == "file_path" {
 			v, ok = args["path"] // read_file/write_file/edit_file accept `path` (BR-41)

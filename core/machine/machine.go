@@ -19,6 +19,8 @@ type Machine struct {
 	Available func(tool string) bool
 	Mounts    []Mount
 	Skills    []string
+	// Essential are host tools disclosed in every state without a grant (essentialTools).
+	Essential []string
 }
 
 // New compiles sp; available reports whether a tool name is implemented.
@@ -61,6 +63,9 @@ func (m *Machine) Surface(state string) []string {
 		out = append(out, name)
 	}
 	for _, t := range spec.EssentialTools {
+		add(t)
+	}
+	for _, t := range m.Essential {
 		add(t)
 	}
 	for _, e := range st.Tools.Allow {

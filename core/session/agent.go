@@ -248,11 +248,12 @@ func (r *run) govern(st *spec.State, origin kernel.Origin, callID, tool string, 
 			args = m
 		}
 	}
-	uses, escaped := kernel.PathUses(tool, args)
+	pol := r.policy()
+	uses, escaped := pol.PathUses(tool, args)
 	if escaped != "" {
 		return early(pathEscapeRefusal(tool, escaped))
 	}
-	v := kernel.Decide(r.policy(), kernel.Action{Tool: tool, Args: args, State: st.Slug, Origin: origin, Paths: uses})
+	v := kernel.Decide(pol, kernel.Action{Tool: tool, Args: args, State: st.Slug, Origin: origin, Paths: uses})
 	if v.Allow {
 		return args, nil
 	}

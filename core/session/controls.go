@@ -102,28 +102,9 @@ func (r *run) checkAdvance(st *spec.State, args map[string]any) (string, string,
 			return "", "", fmt.Sprintf("%d evidence paths were attached; at most 20 may be. Attach the artifacts the decision actually rests on.", len(evidence))
 		}
 	}
-	var unset []string
-	for _, name := range st.Requires {
-		if _, ok := r.rec.Variables[name]; !ok && !slices.Contains(unset, name) {
-			unset = append(unset, name)
-		}
-	}
-	switch len(unset) {
-	case 0:
-	case 1:
-		return "", "", fmt.Sprintf("cannot leave '%s' yet: '%s' is not set. Record it with archmax_set_variables, then advance.", st.Slug, unset[0])
-	default:
-		return "", "", fmt.Sprintf("cannot leave '%s' yet: '%s' are not set. Record them with archmax_set_variables, then advance.", st.Slug, strings.Join(unset, "', '"))
-	}
-	if st.TransitionTo(to) == nil || r.sp.State(to) == nil {
-		if st.IsTerminal() {
-			return "", "", fmt.Sprintf("cannot advance from '%s' to '%s'. No transitions from this state.", st.Slug, to)
-		}
-		var targets []string
-		for _, t := range st.Transitions {
-			targets = append(targets, t.To)
-		}
-		return "", "", fmt.Sprintf("cannot advance from '%s' to '%s'. Valid target slugs: %s.", st.Slug, to, strings.Join(targets, ", "))
+	v := kernel.DecideTransition(r.policy(), st.Slug, to, func(name string) bool { _, ok := r.rec.Variables[name]; return ok })
+	if !v.Allow {
+		return "", "", v.Reason
 	}
 	return to, strings.TrimSpace(reason), ""
 }

@@ -57,6 +57,8 @@ type Config struct {
 	SystemPrompt string
 	// Tools are the host's own tools (checked at New: *ReservedToolNameError, *ToolPathsError).
 	Tools []HostTool
+	// PolicyRules are the host's governance rules, run after the declared denials (03 GOV-04).
+	PolicyRules []kernel.Rule
 }
 
 // Engine runs sessions of one workflow. Safe for concurrent use across sessions.
@@ -164,6 +166,11 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 			return nil, err
 		}
 	}
+	for _, k := range slices.Sorted(maps.Keys(in.Files)) {
+		if err := checkTurnFile(k, in.Files[k], in.Variables); err != nil {
+			return nil, err
+		}
+	}
 	if t, ok := seeds[spec.TitleVariable]; ok {
 		if d := spec.TitleWriteError(t); d != "" {
 			return nil, &spec.InvalidTitleError{Detail: d, Source: "seeded"}
@@ -203,6 +210,20 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 		return nil, &WorkflowMismatchError{SessionID: id, Workflow: r.rec.Workflow, Requested: e.cfg.Workflow}
 	}
 	return r.turn(in, seeds)
+}
+
+// checkTurnFile validates one turn file before anything is written (spec 02 §1.8).
+func checkTurnFile(variable string, f TurnFile, vars map[string]any) error {
+	if !spec.IsVariableName(variable) {
+		return &InvalidTurnFileError{Variable: variable, Cause: "the variable name is not valid (lowercase letters, digits and underscores, starting with a letter)"}
+	}
+	if _, dup := vars[variable]; dup {
+		return &InvalidTurnFileError{Variable: variable, Cause: "the variable is also given in variables"}
+	}
+	if err := workspace.ValidAttachmentName(f.Name); err != nil {
+		return &InvalidTurnFileError{Variable: variable, Cause: err.Error()}
+	}
+	return nil
 }
 
 // keepLease renews the writer's lease every third of its TTL while a call runs, so a model
@@ -270,6 +291,13 @@ func (e *Engine) newRun(ctx context.Context, id, owner string, head *store.Head,
 		}
 	}
 	r.mach = machine.New(r.sp, e.available)
+	r.mach.Skills = wf.skills
+	for name, t := range e.hostTools {
+		if t.Essential {
+			r.mach.Essential = append(r.mach.Essential, name)
+		}
+	}
+	slices.Sort(r.mach.Essential)
 	r.ws = workspace.New(e.cfg.Files, id, workspace.DefaultMounts(e.cfg.Authored))
 	r.ws.Hide(r.hideFromListing)
 	return r, nil

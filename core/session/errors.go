@@ -71,3 +71,14 @@ func (e *UnknownWorkflowError) Error() string {
 
 // Name returns the error name.
 func (e *UnknownWorkflowError) Name() string { return "UnknownWorkflowError" }
+
+// InvalidTurnFileError: a turn file cannot be placed (spec 02 §1.8); nothing was written.
+// HTTP 400.
+type InvalidTurnFileError struct{ Variable, Cause string }
+
+func (e *InvalidTurnFileError) Error() string {
+	return fmt.Sprintf("Turn file for variable '%s' cannot be placed: %s.", e.Variable, e.Cause)
+}
+
+// Name returns the spec error name.
+func (e *InvalidTurnFileError) Name() string { return "InvalidTurnFileError" }

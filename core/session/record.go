@@ -110,4 +110,13 @@ type SendInput struct {
 	Message   string         // the person's message for this call
 	Variables map[string]any // host seeds; stored locked (title unlocked)
 	Trigger   string         // "" => manual
+	// Files are placed under scratchpad/attachments/ before the turn and each variable is
+	// seeded, locked, with the placed path (spec 02 §1.8, 01 §4.11).
+	Files map[string]TurnFile
+}
+
+// TurnFile is one file handed to a turn: a plain file name and its exact bytes.
+type TurnFile struct {
+	Name    string
+	Content []byte
 }

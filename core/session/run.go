@@ -214,6 +214,14 @@ func (r *run) turn(in SendInput, seeds map[string]any) (*Outcome, error) {
 		}
 		return r.settle(settlement{status: StatusRejected, reason: reason})
 	}
+	// 5. files: placed before seeding, each variable seeded (locked) with the placed path
+	for _, k := range slices.Sorted(maps.Keys(in.Files)) {
+		path, err := r.ws.PlaceAttachment(r.ctx, in.Files[k].Name, in.Files[k].Content)
+		if err != nil {
+			return nil, &InvalidTurnFileError{Variable: k, Cause: "the session store cannot hold it"}
+		}
+		seeds[k] = path
+	}
 	// 6. position
 	pos := r.rec.State
 	reopened := false
@@ -366,14 +374,10 @@ func (r *run) settle(s settlement) (*Outcome, error) {
 	return out, nil
 }
 
-// hideFromListing redacts skill bundles the current state does not enable (GOV-41).
+// hideFromListing redacts skill bundles and governed mounts the current state does not
+// reach (GOV-41, GOV-48).
 func (r *run) hideFromListing(path string, _ bool) bool {
-	rest, ok := strings.CutPrefix(path, kernel.SkillsMount+"/")
-	if !ok {
-		return false
-	}
-	slug, _, _ := strings.Cut(rest, "/")
-	return !slices.Contains(kernel.EnabledSkills(r.sp, r.sp.State(r.rec.State), r.wf.skills), slug)
+	return r.policy().HiddenByGovernance(r.rec.State, path)
 }
 
 // surface is a state's disclosed tool names and their Converse specs.
@@ -399,5 +403,21 @@ func (r *run) surfaceOf(state string) *surface {
 
 // policy is the kernel's view of the session at this moment.
 func (r *run) policy() *kernel.Policy {
-	return &kernel.Policy{Spec: r.sp, Skills: r.wf.skills, Variables: r.vars(), Surface: func(st string) []string { return r.surfaceOf(st).names }}
+	p := &kernel.Policy{Spec: r.sp, Skills: r.wf.skills, Variables: r.vars(), Rules: r.e.cfg.PolicyRules,
+		Surface: func(st string) []string { return r.surfaceOf(st).names }}
+	for name, t := range r.e.hostTools {
+		if len(t.Paths) > 0 {
+			if p.ToolPaths == nil {
+				p.ToolPaths = map[string][]spec.PathArg{}
+			}
+			p.ToolPaths[name] = t.Paths
+		}
+		if t.Essential {
+			if p.Essential == nil {
+				p.Essential = map[string]bool{}
+			}
+			p.Essential[name] = true
+		}
+	}
+	return p
 }
