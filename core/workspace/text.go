@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode"
 	"unicode/utf8"
 
@@ -112,9 +113,21 @@ func reason(err error) string {
 		return reasonMissing
 	case errors.Is(err, fs.ErrPermission):
 		return reasonDenied
+	case errors.Is(err, store.ErrUnsupported):
+		return reasonCannot
+	case isSymlinkRefusal(err):
+		return reasonSymlink
 	default:
 		return reasonRefused
 	}
+}
+
+// isSymlinkRefusal reports whether err is a file tree refusing a symbolic link: a loop, or
+// os.Root's refusal of a link leading out of the tree (an unexported error, known only by
+// its text).
+func isSymlinkRefusal(err error) bool {
+	var pe *fs.PathError
+	return errors.Is(err, syscall.ELOOP) || errors.As(err, &pe) && pe.Err.Error() == "path escapes from parent"
 }
 
 // storeFailure returns the context's error when err is due to cancellation (the engine

@@ -22,7 +22,16 @@ type builtin struct {
 }
 
 // toolNames is the order Tools reports.
-var toolNames = []string{"ls", "read_file", "write_file", "edit_file", "glob", "grep"}
+var toolNames = []string{"ls", "read_file", "write_file", "edit_file", "glob", "grep", "copy_file", "move_file", "remove_file"}
+
+// transferSchema is the input schema of copy_file and move_file (BR-22).
+func transferSchema(verb string) string {
+	return `{"type":"object","properties":{` +
+		`"source":{"type":"string","description":"Absolute workspace path of the file to ` + verb + `"},` +
+		`"destination":{"type":"string","description":"Absolute workspace path to ` + verb + ` it to"},` +
+		`"overwrite":{"type":"boolean","default":false,"description":"Replace a file already at destination (default false: such a destination is refused)"}` +
+		`},"required":["source","destination"]}`
+}
 
 var builtins = map[string]builtin{
 	"ls": {
@@ -88,15 +97,38 @@ var builtins = map[string]builtin{
 			`},"required":["pattern"]}`,
 		run: (*Workspace).grep,
 	},
+	"copy_file": {
+		description: "Copy one file to another path byte for byte, text or binary (an image, a PDF, a .docx), without " +
+			"reading it into the conversation. Creates the destination's folders; the source is left as it is. A file " +
+			"already at the destination is refused unless overwrite is true. Folders cannot be copied.",
+		schema: transferSchema("copy"),
+		run:    (*Workspace).copyFile,
+	},
+	"move_file": {
+		description: "Move one file to another path byte for byte, without reading it into the conversation. The " +
+			"destination is written and checked before the source is removed, so a failure leaves a copy, never a loss. " +
+			"A file already at the destination is refused unless overwrite is true. A file in a read-only folder cannot " +
+			"be moved; copy it with copy_file instead. Folders cannot be moved.",
+		schema: transferSchema("move"),
+		run:    (*Workspace).moveFile,
+	},
+	"remove_file": {
+		description: "Delete one file (never a folder). A file in a read-only folder cannot be removed.",
+		schema: `{"type":"object","properties":{` +
+			`"file_path":{"type":"string","description":"Absolute workspace path of the file to delete"}` +
+			`},"required":["file_path"]}`,
+		run: (*Workspace).removeFile,
+	},
 }
 
 // Tools returns the names of the built-in file tools this package implements (BR-40),
-// in a stable order: ls, read_file, write_file, edit_file, glob, grep.
+// in a stable order: ls, read_file, write_file, edit_file, glob, grep, then the runtime
+// file tools copy_file, move_file, remove_file (BR-22).
 func Tools() []string { return append([]string(nil), toolNames...) }
 
 // ToolSpec returns a tool's model-facing description and its input JSON Schema (an object
-// schema with BR-42…BR-47's argument names, types and defaults). It returns "" and nil for
-// a name Tools does not list.
+// schema with BR-22's and BR-42…BR-47's argument names, types and defaults). It returns ""
+// and nil for a name Tools does not list.
 func ToolSpec(tool string) (description string, inputSchema json.RawMessage) {
 	b, ok := builtins[tool]
 	if !ok {

@@ -1,5 +1,7 @@
-// Package workspace is the agent's file workspace (spec 01 §1.8, 02 §9.1) and the
-// model-facing built-in file tools over it (spec 03 §5.3, §5.5: BR-20, BR-40…BR-49).
+// Package workspace is the agent's file workspace (spec 01 §1.8, 02 §9.1), the
+// model-facing built-in file tools over it (spec 03 §5.5: BR-20, BR-40…BR-49), the runtime
+// file tools copy_file, move_file and remove_file (BR-22), the placement of turn files
+// (02 §1.8: PlaceAttachment) and the offloading of oversized tool results (Offload).
 //
 // The workspace is one merged namespace of canonical, slash-separated paths without a
 // leading slash ("" is the root):
@@ -39,6 +41,10 @@ type Mount struct {
 	Prefix string
 	// ReadOnly refuses writes through the mount (GOV-23; the kernel refuses them first).
 	ReadOnly bool
+	// Governed marks a host mount declared `governed: true` (GOV-45): the kernel enables it
+	// per state and listings are redacted through Hide (GOV-48). The workspace itself serves
+	// a governed mount like any other.
+	Governed bool
 	// Unsearchable excludes the mount from glob and grep rooted above it (GOV-58); a search
 	// addressed at the mount or inside it still reaches it. Ignored for a file mount.
 	Unsearchable bool

@@ -18,15 +18,19 @@ const sid = "sess-7f3a91"
 
 type fixture struct {
 	ws       *Workspace
-	session  *memory.Files
-	authored *memory.Files
+	session  store.Files
+	authored store.Files
 }
 
-// newFixture builds a workspace with the default mounts over an authored tree holding a
-// skill, a platform prompt, AGENTS.md and a workflow (the authoring plane).
-func newFixture(t testing.TB) *fixture {
+// newFixture builds a fixture over memory stores (see newFixtureOn).
+func newFixture(t testing.TB) *fixture { return newFixtureOn(t, storeKinds[0]) }
+
+// newFixtureOn builds a workspace with the default mounts over stores of one kind: an
+// empty session tree, and an authored tree holding a skill, a platform prompt, AGENTS.md
+// and a workflow (the authoring plane).
+func newFixtureOn(t testing.TB, kind storeKind) *fixture {
 	t.Helper()
-	f := &fixture{session: memory.NewFiles(), authored: memory.NewFiles()}
+	f := &fixture{session: kind.open(t), authored: kind.open(t)}
 	f.put(t, f.authored, "skills/triage/SKILL.md", "# Triage\nSort the tickets.\n")
 	f.put(t, f.authored, "skills/triage/scripts/run.js", "export default 1\n")
 	f.put(t, f.authored, ".platform/system/GRAPH_STATE.md", "platform prompt\n")
@@ -128,18 +132,21 @@ func TestMountOf(t *testing.T) { // GOV-49: the longest matching mount
 	}
 }
 
-func TestTools(t *testing.T) { // BR-40
-	want := []string{"ls", "read_file", "write_file", "edit_file", "glob", "grep"}
+func TestTools(t *testing.T) { // BR-40, BR-22
+	want := []string{"ls", "read_file", "write_file", "edit_file", "glob", "grep", "copy_file", "move_file", "remove_file"}
 	if got := Tools(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("Tools() = %v; want %v", got, want)
 	}
 	args := map[string][]string{
-		"ls":         {"path"},
-		"read_file":  {"file_path", "offset", "limit"},
-		"write_file": {"file_path", "content"},
-		"edit_file":  {"file_path", "old_string", "new_string", "replace_all"},
-		"glob":       {"pattern", "path"},
-		"grep":       {"pattern", "path", "glob", "max_count", "output_mode"},
+		"ls":          {"path"},
+		"read_file":   {"file_path", "offset", "limit"},
+		"write_file":  {"file_path", "content"},
+		"edit_file":   {"file_path", "old_string", "new_string", "replace_all"},
+		"glob":        {"pattern", "path"},
+		"grep":        {"pattern", "path", "glob", "max_count", "output_mode"},
+		"copy_file":   {"source", "destination", "overwrite"},
+		"move_file":   {"source", "destination", "overwrite"},
+		"remove_file": {"file_path"},
 	}
 	for _, name := range want {
 		desc, schema := ToolSpec(name)
@@ -271,30 +278,32 @@ func TestCancelledCallReturnsContextError(t *testing.T) {
 }
 
 func TestEngineReadWrite(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	if err := f.ws.WriteFile(ctx, "artifacts/run.json", []byte("{}")); err != nil {
-		t.Fatalf("WriteFile into an internal area: %v", err)
-	}
-	if data, err := f.session.Read(ctx, sid+"/artifacts/run.json"); err != nil || string(data) != "{}" {
-		t.Fatalf("session key = %q, %v", data, err)
-	}
-	if data, err := f.ws.ReadFile(ctx, "/AGENTS.md"); err != nil || string(data) != "be kind\n" {
-		t.Errorf("ReadFile(AGENTS.md) = %q, %v", data, err)
-	}
-	if _, err := f.ws.ReadFile(ctx, "workflows/support/workflow.yaml"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("ReadFile(workflows/...) err = %v; want store.ErrNotFound", err)
-	}
-	if err := f.ws.WriteFile(ctx, "workflows/x.yaml", nil); !errors.Is(err, ErrNoRoute) {
-		t.Errorf("WriteFile(workflows/...) err = %v; want ErrNoRoute", err)
-	}
-	if err := f.ws.WriteFile(ctx, "skills/triage/SKILL.md", nil); !errors.Is(err, ErrReadOnly) {
-		t.Errorf("WriteFile(skills/...) err = %v; want ErrReadOnly", err)
-	}
-	var pe *PathEscapeError
-	if err := f.ws.WriteFile(ctx, "../x", nil); !errors.As(err, &pe) {
-		t.Errorf("WriteFile(../x) err = %v; want *PathEscapeError", err)
-	}
+	onEachStore(t, func(t *testing.T, newFixture fixtureFunc) {
+		f := newFixture(t)
+		ctx := context.Background()
+		if err := f.ws.WriteFile(ctx, "artifacts/run.json", []byte("{}")); err != nil {
+			t.Fatalf("WriteFile into an internal area: %v", err)
+		}
+		if data, err := f.session.Read(ctx, sid+"/artifacts/run.json"); err != nil || string(data) != "{}" {
+			t.Fatalf("session key = %q, %v", data, err)
+		}
+		if data, err := f.ws.ReadFile(ctx, "/AGENTS.md"); err != nil || string(data) != "be kind\n" {
+			t.Errorf("ReadFile(AGENTS.md) = %q, %v", data, err)
+		}
+		if _, err := f.ws.ReadFile(ctx, "workflows/support/workflow.yaml"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ReadFile(workflows/...) err = %v; want store.ErrNotFound", err)
+		}
+		if err := f.ws.WriteFile(ctx, "workflows/x.yaml", nil); !errors.Is(err, ErrNoRoute) {
+			t.Errorf("WriteFile(workflows/...) err = %v; want ErrNoRoute", err)
+		}
+		if err := f.ws.WriteFile(ctx, "skills/triage/SKILL.md", nil); !errors.Is(err, ErrReadOnly) {
+			t.Errorf("WriteFile(skills/...) err = %v; want ErrReadOnly", err)
+		}
+		var pe *PathEscapeError
+		if err := f.ws.WriteFile(ctx, "../x", nil); !errors.As(err, &pe) {
+			t.Errorf("WriteFile(../x) err = %v; want *PathEscapeError", err)
+		}
+	})
 }
 
 func TestFormatSize(t *testing.T) { // OQ-13
@@ -309,5 +318,26 @@ func TestFormatSize(t *testing.T) { // OQ-13
 		if got := formatSize(tt.n); got != tt.want {
 			t.Errorf("formatSize(%d) = %q; want %q", tt.n, got, tt.want)
 		}
+	}
+}
+
+func TestGovernedMountIsServedLikeAnyOther(t *testing.T) { // GOV-45: governance is the kernel's
+	f := newFixture(t)
+	contracts := memory.NewFiles()
+	f.put(t, contracts, "contracts/acme.md", "terms\n")
+	f.ws = New(f.session, sid, append(DefaultMounts(f.authored), Mount{Name: "contracts", Files: contracts, Governed: true}))
+	tests := []struct{ tool, args, want string }{
+		{"ls", `{"path":"/contracts"}`, "/contracts/acme.md (6 bytes)"},
+		{"read_file", `{"file_path":"/contracts/acme.md"}`, "@@ lines 1-1 of 1 @@\nterms"},
+		{"write_file", `{"file_path":"/contracts/new.md","content":"x"}`, "Successfully wrote to '/contracts/new.md'"},
+		{"move_file", `{"source":"/contracts/new.md","destination":"/scratchpad/new.md"}`, "Moved 'contracts/new.md' to 'scratchpad/new.md' (1 B)."},
+	}
+	for _, tt := range tests {
+		if got := f.text(t, tt.tool, tt.args); got != tt.want {
+			t.Errorf("%s %s = %q; want %q", tt.tool, tt.args, got, tt.want)
+		}
+	}
+	if m, ok := f.ws.MountOf("contracts/acme.md"); !ok || !m.Governed {
+		t.Errorf("MountOf(contracts/acme.md) = %+v, %v; want the governed mount", m, ok)
 	}
 }
