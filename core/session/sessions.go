@@ -102,27 +102,20 @@ func (s *Sessions) List(ctx context.Context, opts ListOptions) ([]SessionSummary
 	if limit <= 0 {
 		limit = store.DefaultLimit
 	}
-	out := []SessionSummary{}
-	cursor := opts.Cursor
-	for {
-		heads, next, err := s.log.List(ctx, store.ListOptions{Workflow: opts.Workflow, Status: string(opts.Status), Limit: limit, Cursor: cursor})
-		if err != nil {
-			return nil, "", err
-		}
-		for _, h := range heads {
-			if !opts.IncludeChildren {
-				if _, child := spec.ParentSessionIDOf(h.SessionID); child {
-					continue
-				}
-			}
-			out = append(out, *s.summarize(h))
-		}
-		// children skipped: keep filling the page while the store has more
-		if next == "" || len(out) >= limit {
-			return out, next, nil
-		}
-		cursor = next
+	heads, next, err := s.log.List(ctx, store.ListOptions{Workflow: opts.Workflow, Status: string(opts.Status), Limit: limit, Cursor: opts.Cursor})
+	if err != nil {
+		return nil, "", err
 	}
+	out := make([]SessionSummary, 0, len(heads))
+	for _, h := range heads {
+		if !opts.IncludeChildren {
+			if _, child := spec.ParentSessionIDOf(h.SessionID); child {
+				continue // a page may hold fewer than Limit; the cursor still covers every session
+			}
+		}
+		out = append(out, *s.summarize(h))
+	}
+	return out, next, nil
 }
 
 // summarize projects a head onto a summary; a malformed body reads as absent fields.
@@ -173,7 +166,7 @@ func (s *Sessions) MessageCount(ctx context.Context, sessionID string) (int64, e
 // Messages returns up to limit (default 100) messages after the cursor (a message count)
 // and the cursor after them.
 func (s *Sessions) Messages(ctx context.Context, sessionID string, after int64, limit int) ([]transcript.Message, int64, error) {
-	raws, next, err := s.page(ctx, sessionID, after, limit, s.log.Messages)
+	raws, next, err := s.page(ctx, sessionID, after, limit, s.log.Messages, func(h *store.Head) int64 { return h.Messages })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -191,7 +184,7 @@ func (s *Sessions) Messages(ctx context.Context, sessionID string, after int64, 
 // Events returns up to limit (default 100) stored events after the cursor, as their JSON
 // (spec 02 §12.1 envelope; stored previews are shortened, see storedPreviewCap).
 func (s *Sessions) Events(ctx context.Context, sessionID string, after int64, limit int) ([]json.RawMessage, int64, error) {
-	raws, next, err := s.page(ctx, sessionID, after, limit, s.log.Events)
+	raws, next, err := s.page(ctx, sessionID, after, limit, s.log.Events, func(h *store.Head) int64 { return h.Events })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -210,7 +203,7 @@ func (s *Sessions) Events(ctx context.Context, sessionID string, after int64, li
 
 // Trail returns the whole audit trail.
 func (s *Sessions) Trail(ctx context.Context, sessionID string) ([]transcript.TrailStep, error) {
-	raws, _, err := s.page(ctx, sessionID, 0, 1<<30, s.log.TrailSteps)
+	raws, _, err := s.page(ctx, sessionID, 0, 1<<30, s.log.TrailSteps, func(h *store.Head) int64 { return h.Trail })
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +220,10 @@ func (s *Sessions) Trail(ctx context.Context, sessionID string) ([]transcript.Tr
 
 type itemReader func(ctx context.Context, sessionID string, from, to int64) ([]json.RawMessage, error)
 
-func (s *Sessions) page(ctx context.Context, sessionID string, after int64, limit int, read itemReader) ([]json.RawMessage, int64, error) {
+// page reads items (after, after+limit] and returns the cursor after them: the end of the
+// requested range clamped to the log's counter, so items that expired (event TTL) never
+// make pages overlap.
+func (s *Sessions) page(ctx context.Context, sessionID string, after int64, limit int, read itemReader, counter func(*store.Head) int64) ([]json.RawMessage, int64, error) {
 	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {
 		return nil, 0, err
@@ -238,14 +234,22 @@ func (s *Sessions) page(ctx context.Context, sessionID string, after int64, limi
 	if after < 0 {
 		after = 0
 	}
-	raws, err := read(ctx, id, after, after+int64(limit))
+	h, err := s.log.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, 0, &SessionNotFoundError{SessionID: id}
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	return raws, after + int64(len(raws)), nil
+	end := min(after+int64(limit), max(counter(h), after))
+	raws, err := read(ctx, id, after, end)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, &SessionNotFoundError{SessionID: id}
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return raws, end, nil
 }
 
 // Delete removes a session — its log, its files and its blobs — and reports whether it
@@ -263,21 +267,27 @@ func (s *Sessions) Delete(ctx context.Context, sessionID string) (bool, error) {
 		}
 		return false, err
 	}
-	existed, err := s.log.Delete(ctx, id)
-	if errors.Is(err, store.ErrUnsupported) {
-		_ = s.log.Release(ctx, id, owner)
-		return false, &SessionStoreCapabilityError{Operation: "delete sessions"}
-	}
-	if err != nil {
-		return false, err
-	}
+	// files and blobs first, while this deleter holds the lease; the log (and the lease with
+	// it) last, so a writer that comes after the delete never loses its new files
+	release := func() { _ = s.log.Release(context.WithoutCancel(ctx), id, owner) }
 	if err := deleteTree(ctx, s.files, id); err != nil {
-		return existed, err
+		release()
+		return false, err
 	}
 	if s.blobs != nil {
 		if err := s.blobs.DeleteSession(ctx, id); err != nil {
-			return existed, err
+			release()
+			return false, err
 		}
+	}
+	existed, err := s.log.Delete(ctx, id)
+	if errors.Is(err, store.ErrUnsupported) {
+		release()
+		return false, &SessionStoreCapabilityError{Operation: "delete sessions"}
+	}
+	if err != nil {
+		release()
+		return false, err
 	}
 	return existed, nil
 }

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -45,10 +46,31 @@ func New(engines Engines, log *slog.Logger) *Handler {
 	return &Handler{engines: engines, log: log}
 }
 
+// Time limits of a synchronous answer (DESIGN.md §4): API Gateway ends an HTTP API
+// integration at ~29 s and Lambda stops at its deadline; the turn is cut early enough that
+// the engine commits what ran, releases the lease and the answer (504) still gets out.
+const (
+	gatewayLimit = 28 * time.Second // API Gateway's ~29 s integration timeout, minus a margin
+	commitMargin = 3 * time.Second  // time kept for the last commit, the lease release and the answer
+)
+
+// workContext bounds a request's work: min(Lambda deadline, start + gatewayLimit) minus
+// commitMargin.
+func workContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(gatewayLimit)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	return context.WithDeadline(ctx, deadline.Add(-commitMargin))
+}
+
 // Handle answers one API Gateway request. It never returns a Go error: every failure is
-// an HTTP answer in the contract's error shape, so API Gateway never substitutes its own.
+// an HTTP answer in the contract's error shape. The work is cut before API Gateway's or
+// Lambda's deadline (TurnAbortedError, 504) so the answer is ours and committed steps stay.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	summary, err := h.serve(ctx, req)
+	work, cancel := workContext(ctx)
+	defer cancel()
+	summary, err := h.serve(work, req)
 	if err != nil {
 		return h.failure(ctx, req, err), nil
 	}
