@@ -59,6 +59,9 @@ type Config struct {
 	Tools []HostTool
 	// PolicyRules are the host's governance rules, run after the declared denials (03 GOV-04).
 	PolicyRules []kernel.Rule
+	// Blobs, when set, holds variable values over 16 KiB (content-addressed) so the session
+	// record stays small; without it every value stays inline (fs and memory stores).
+	Blobs store.Blobs
 }
 
 // Engine runs sessions of one workflow. Safe for concurrent use across sessions.
@@ -252,17 +255,18 @@ func (e *Engine) keepLease(ctx context.Context, id, owner string) func() {
 
 // newRun loads the session's record, transcript and trail.
 func (e *Engine) newRun(ctx context.Context, id, owner string, head *store.Head, wf *workflowFiles) (*run, error) {
-	r := &run{e: e, ctx: ctx, id: id, owner: owner, head: head, wf: wf, sp: wf.spec, leasedAt: e.cfg.Clock()}
+	r := &run{e: e, ctx: ctx, id: id, owner: owner, head: head, wf: wf, sp: wf.spec, leasedAt: e.cfg.Clock(), knownBlobs: map[string]bool{}}
 	r.isNew = head.Version == 0
 	if r.isNew {
 		now := e.now()
 		r.rec = &record{Workflow: e.cfg.Workflow, Variables: map[string]spec.VariableEntry{}}
 		head.CreatedAt = now
 	} else {
-		r.rec = &record{}
-		if err := json.Unmarshal(head.Body, r.rec); err != nil {
+		rec, err := decodeRecord(ctx, head.Body, e.cfg.Blobs, id, r.knownBlobs)
+		if err != nil {
 			return nil, fmt.Errorf("decode session record %s: %w", id, err)
 		}
+		r.rec = rec
 		if r.rec.Variables == nil {
 			r.rec.Variables = map[string]spec.VariableEntry{}
 		}

@@ -47,7 +47,8 @@ type run struct {
 	// pending items, appended after the head's counters at the next commit
 	pendingMsgs, pendingTrail, pendingEvents []json.RawMessage
 	steps                                    int
-	leasedAt                                 time.Time // when the lease was last taken or renewed
+	leasedAt                                 time.Time       // when the lease was last taken or renewed
+	knownBlobs                               map[string]bool // variable blobs already stored
 }
 
 // settlement is how the state loop ended.
@@ -133,7 +134,7 @@ func (r *run) appendTrail(s transcript.TrailStep) {
 // commit writes the pending items then the head, conditional on the version this writer
 // last saw and its lease (DESIGN.md §3). A lost condition is SessionNotResumableError.
 func (r *run) commit() error {
-	body, err := json.Marshal(r.rec)
+	body, err := encodeRecord(context.WithoutCancel(r.ctx), r.rec, r.e.cfg.Blobs, r.id, r.knownBlobs)
 	if err != nil {
 		return err
 	}

@@ -93,7 +93,7 @@ func (s *Sessions) Get(ctx context.Context, sessionID string) (*SessionSummary, 
 	if err != nil {
 		return nil, err
 	}
-	return s.summarize(h), nil
+	return s.summarize(ctx, h), nil
 }
 
 // List returns summaries newest first and the next page's cursor ("" on the last page).
@@ -113,17 +113,16 @@ func (s *Sessions) List(ctx context.Context, opts ListOptions) ([]SessionSummary
 				continue // a page may hold fewer than Limit; the cursor still covers every session
 			}
 		}
-		out = append(out, *s.summarize(h))
+		out = append(out, *s.summarize(ctx, h))
 	}
 	return out, next, nil
 }
 
 // summarize projects a head onto a summary; a malformed body reads as absent fields.
-func (s *Sessions) summarize(h *store.Head) *SessionSummary {
+func (s *Sessions) summarize(ctx context.Context, h *store.Head) *SessionSummary {
 	sum := &SessionSummary{SessionID: h.SessionID, Workflow: h.Workflow, Status: Status(h.Status),
 		MessageCount: h.Messages, CreatedAt: h.CreatedAt, UpdatedAt: h.UpdatedAt}
-	var rec record
-	if json.Unmarshal(h.Body, &rec) == nil {
+	if rec, err := decodeRecord(ctx, h.Body, s.blobs, h.SessionID, nil); err == nil {
 		sum.WorkflowState, sum.SpecHash, sum.Turn = rec.State, rec.SpecHash, rec.Calls
 		sum.Exit, sum.Rejected = rec.Exit, rec.Rejected
 		if !rec.Usage.Empty() {

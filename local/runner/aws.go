@@ -93,7 +93,7 @@ func firstSet(vals ...string) string {
 // openAWS builds the DynamoDB session log and the S3 session files of a (resolved) in
 // region ("" = the SDK's chain). Only with a.CreateTable does it call AWS (DescribeTable,
 // then CreateTable if the table is missing).
-func openAWS(ctx context.Context, a AWS, region string) (store.Log, store.Files, error) {
+func openAWS(ctx context.Context, a AWS, region string) (store.Log, store.Files, store.Blobs, error) {
 	var loadOpts []func(*config.LoadOptions) error
 	if region != "" {
 		loadOpts = append(loadOpts, config.WithRegion(region))
@@ -104,11 +104,11 @@ func openAWS(ctx context.Context, a AWS, region string) (store.Log, store.Files,
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx, loadOpts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load AWS configuration: %w", err)
+		return nil, nil, nil, fmt.Errorf("load AWS configuration: %w", err)
 	}
 	if awsCfg.Region == "" {
 		if a.Endpoint == "" {
-			return nil, nil, &SettingError{"--aws needs an AWS region: set --region or AWS_REGION"}
+			return nil, nil, nil, &SettingError{"--aws needs an AWS region: set --region or AWS_REGION"}
 		}
 		awsCfg.Region = "us-east-1"
 	}
@@ -125,11 +125,11 @@ func openAWS(ctx context.Context, a AWS, region string) (store.Log, store.Files,
 	})
 	if a.CreateTable {
 		if err := ensureTable(ctx, ddb, a.Table); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	log := ddbstore.New(ddb, a.Table, s3store.NewBlobs(s3c, a.Bucket, a.SessionPrefix))
-	return log, s3store.NewFiles(s3c, a.Bucket, a.SessionPrefix), nil
+	blobs := s3store.NewBlobs(s3c, a.Bucket, a.SessionPrefix)
+	return ddbstore.New(ddb, a.Table, blobs), s3store.NewFiles(s3c, a.Bucket, a.SessionPrefix), blobs, nil
 }
 
 // ensureTable creates the session-log table unless it exists.

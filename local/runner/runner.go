@@ -49,6 +49,7 @@ type Env struct {
 	script *scripted.Script
 	log    store.Log   // the AWS session log; nil for the fs store
 	files  store.Files // the AWS session files; nil for the fs store
+	blobs  store.Blobs // the AWS blobs; nil for the fs store
 }
 
 // Open assembles the environment. Exactly one of ModelScript and Bedrock must be set. With
@@ -63,7 +64,7 @@ func Open(ctx context.Context, opts Options) (*Env, error) {
 		if err != nil {
 			return nil, err
 		}
-		if env.log, env.files, err = openAWS(ctx, a, opts.Region); err != nil {
+		if env.log, env.files, env.blobs, err = openAWS(ctx, a, opts.Region); err != nil {
 			return nil, err
 		}
 	}
@@ -136,6 +137,7 @@ func (env *Env) Engine(workflow string) (*session.Engine, error) {
 		Authored: authored,
 		Log:      log,
 		Files:    files,
+		Blobs:    env.blobs,
 		Model:    env.model,
 		ModelID:  env.opts.ModelID,
 		Events:   env.opts.Events,

@@ -56,10 +56,12 @@ func Open(ctx context.Context, cfg Config) (*Engines, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bedrock client: %w", err)
 	}
+	blobs := s3store.NewBlobs(s3c, cfg.Bucket, cfg.SessionPrefix)
 	return NewEngines(session.Config{
 		Authored: s3store.NewFiles(s3c, cfg.Bucket, cfg.SpecPrefix, s3store.WithETagCache(), s3store.ReadOnly()),
-		Log:      ddbstore.New(ddb, cfg.Table, s3store.NewBlobs(s3c, cfg.Bucket, cfg.SessionPrefix)),
+		Log:      ddbstore.New(ddb, cfg.Table, blobs),
 		Files:    s3store.NewFiles(s3c, cfg.Bucket, cfg.SessionPrefix),
+		Blobs:    blobs,
 		Model:    mdl,
 		ModelID:  cfg.ModelID,
 	}), nil
