@@ -322,9 +322,28 @@ func (r *run) dispatch(st *spec.State, origin kernel.Origin, callID, tool string
 		if err != nil {
 			return "", false, false, eff, err
 		}
+		if r.e.hostTools[tool] != nil && !isErr {
+			text = r.offloadIfLarge(callID, text)
+		}
 	}
 	r.emitResult(st.Slug, origin, callID, tool, text, isErr, start)
 	return text, isErr, false, eff, nil
+}
+
+// offloadIfLarge moves a host tool's result over the offload threshold (80,000 UTF-16
+// units) to large_tool_results/ and answers the model with a pointer to it; the built-in
+// file tools cap their own results (03 BR-41).
+func (r *run) offloadIfLarge(callID, text string) string {
+	if _, cut := capUnits(text, workspace.OffloadThreshold); !cut {
+		return text
+	}
+	pointer, err := r.ws.Offload(context.WithoutCancel(r.ctx), callID, text)
+	if err != nil {
+		short, _ := capUnits(text, workspace.OffloadThreshold)
+		r.warn("tool-call", "could not offload a large tool result: "+err.Error())
+		return short
+	}
+	return pointer
 }
 
 // callTool runs a non-control tool (the workspace's file tools). A cancellation is

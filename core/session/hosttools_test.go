@@ -103,3 +103,34 @@ func TestHostToolRegistrationErrors(t *testing.T) {
 		})
 	}
 }
+
+// Issue 4: an oversized host tool result is offloaded to large_tool_results/ and the model
+// reads a pointer; the whole result reads back from the session's files.
+func TestLargeHostToolResultIsOffloaded(t *testing.T) {
+	wf := `
+states:
+  work:
+    triggers:
+      manual:
+    tools:
+      allow: [dump]
+`
+	h := newHarness(t, wf, nil)
+	big := strings.Repeat("0123456789abcdef", 100_000) // 1.6 MB
+	h.cfg.Tools = []HostTool{{Name: "dump", Description: "Dump everything.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(context.Context, HostCall) (string, error) { return big, nil }}}
+	h.script(calls("", call{"dump", map[string]any{}}), says("ok"))
+	out := h.send("s1", "hi", nil)
+	m := toolMessage(t, out, "dump", 0)
+	if !strings.Contains(m.Text, "/large_tool_results/") || len(m.Text) > 1000 {
+		t.Fatalf("pointer = %q", m.Text)
+	}
+	entries, err := h.files.List(context.Background(), "s1/large_tool_results")
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("offloaded files = %+v, %v", entries, err)
+	}
+	got, err := h.files.Read(context.Background(), "s1/large_tool_results/"+entries[0].Name)
+	if err != nil || string(got) != big {
+		t.Errorf("offloaded result differs (%d bytes, %v)", len(got), err)
+	}
+}
