@@ -171,10 +171,18 @@ type callEffect struct {
 // that fails is answered with an error-status message and the state continues).
 func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepResult, error) {
 	var eff callEffect
+	todoCalls := 0
+	for _, c := range calls {
+		if c.Name == writeTodosTool {
+			todoCalls++
+		}
+	}
 	for _, c := range calls {
 		var text string
 		var isErr, blocked bool
 		switch {
+		case c.Name == writeTodosTool && todoCalls > 1:
+			text, isErr = workspace.TodosParallel, true // BR-48: none of them runs
 		case eff.moveTo != "" || eff.raise != nil:
 			to := eff.moveTo
 			if to == "" {
@@ -214,6 +222,9 @@ func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepRes
 	}
 	return stepResult{}, nil
 }
+
+// writeTodosTool is the planning tool; its plan lives in the session record (BR-48).
+const writeTodosTool = "write_todos"
 
 // refusal is a call answered without running: governance's block (Blocked), a malformed
 // reference or an unknown tool. Terminal marks a block that fails the state (GOV-33).
@@ -314,9 +325,19 @@ func (r *run) dispatch(st *spec.State, origin kernel.Origin, callID, tool string
 	var text string
 	var isErr bool
 	var eff callEffect
-	if spec.IsControlTool(tool) {
+	switch {
+	case spec.IsControlTool(tool):
 		text, isErr, eff = r.control(st, origin, callID, tool, args)
-	} else {
+	case tool == writeTodosTool:
+		raw, _ := json.Marshal(args)
+		todos, problem := workspace.ParseTodos(raw)
+		if problem != "" {
+			text, isErr = problem, true
+		} else {
+			r.rec.Todos = todos
+			text = workspace.TodosResult(todos)
+		}
+	default:
 		var err error
 		text, isErr, err = r.callTool(r.ctx, tool, callID, st.Slug, args)
 		if err != nil {

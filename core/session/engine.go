@@ -316,7 +316,7 @@ var implemented = func() map[string]bool {
 	for _, t := range workspace.Tools() {
 		m[t] = true
 	}
-	for _, t := range []string{spec.AdvanceTool, spec.RaiseTool, spec.ResetTool, spec.GetVariablesTool, spec.SetVariablesTool, spec.GetHistoryTool} {
+	for _, t := range []string{spec.AdvanceTool, spec.RaiseTool, spec.ResetTool, spec.GetVariablesTool, spec.SetVariablesTool, spec.GetHistoryTool, writeTodosTool} {
 		m[t] = true
 	}
 	return m

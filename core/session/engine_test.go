@@ -611,10 +611,10 @@ func TestTruncatedToolCallIsNeverRun(t *testing.T) {
 // an internal error.
 func TestUnimplementedSpecToolIsNotATool(t *testing.T) {
 	h := newHarness(t, twoAgents, nil)
-	h.script(calls("", call{"write_todos", map[string]any{"todos": []any{}}}), says("ok"))
+	h.script(calls("", call{"archmax_eval", map[string]any{"code": "1"}}), says("ok"))
 	out := h.send("s1", "hi", nil)
-	if m := toolMessage(t, out, "write_todos", 0); m.Text != notATool("write_todos") {
-		t.Errorf("write_todos = %q", m.Text)
+	if m := toolMessage(t, out, "archmax_eval", 0); m.Text != notATool("archmax_eval") {
+		t.Errorf("archmax_eval = %q", m.Text)
 	}
 }
 

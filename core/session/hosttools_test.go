@@ -134,3 +134,32 @@ states:
 		t.Errorf("offloaded result differs (%d bytes, %v)", len(got), err)
 	}
 }
+
+// BR-48: write_todos replaces the plan kept in the session record; two calls in one answer
+// run neither.
+func TestWriteTodos(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	todo := func(items ...any) call { return call{"write_todos", map[string]any{"todos": items}} }
+	h.script(
+		calls("", todo(map[string]any{"content": "Plan", "status": "in_progress", "extra": 1})),
+		calls("", todo(), todo()),
+		calls("", todo(map[string]any{"content": "x", "status": "done"})),
+		says("ok"),
+	)
+	out := h.send("s1", "hi", nil)
+	if m := toolMessage(t, out, "write_todos", 0); m.Text != `Updated todo list to [{"content":"Plan","status":"in_progress"}]` || m.Error {
+		t.Errorf("first = %+v", m)
+	}
+	for i := 1; i <= 2; i++ {
+		if m := toolMessage(t, out, "write_todos", i); !m.Error || !strings.Contains(m.Text, "never be called multiple times in parallel") {
+			t.Errorf("parallel call %d = %+v", i, m)
+		}
+	}
+	if m := toolMessage(t, out, "write_todos", 3); !m.Error || !strings.Contains(m.Text, "Received tool input did not match expected schema") || !strings.Contains(m.Text, "→ at todos.0.status") {
+		t.Errorf("bad status = %q", m.Text)
+	}
+	head, _ := h.log.Get(context.Background(), "s1")
+	if !strings.Contains(string(head.Body), `"todos":[{"content":"Plan","status":"in_progress"}]`) {
+		t.Errorf("plan not in the record: %s", head.Body)
+	}
+}

@@ -3,6 +3,7 @@ package session
 import (
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/transcript"
+	"github.com/archmax-ai/archmax/core/workspace"
 )
 
 // Status is a session status (spec 02 §2.1).
@@ -80,6 +81,7 @@ type record struct {
 	Calls          int                           `json:"calls"`
 	StateTurns     *stateTurns                   `json:"stateTurns,omitempty"`
 	EventSeq       int64                         `json:"eventSeq"`
+	Todos          []workspace.Todo              `json:"todos,omitempty"` // the plan (write_todos, BR-48)
 }
 
 type stateTurns struct {

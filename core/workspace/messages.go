@@ -287,3 +287,10 @@ const capNote = "\n\nNote: the search stopped early because it hit the maximum m
 
 // pathEscape is the message of WorkspacePathEscapeError (GOV-30, GOV-56).
 func pathEscape(p string) string { return "path '" + p + "' resolves outside the workspace root" }
+
+// write_todos (BR-48).
+const (
+	todosUpdated = "Updated todo list to "
+	// TodosParallel answers every write_todos call of a response that calls it more than once.
+	TodosParallel = "Error: The `write_todos` tool should never be called multiple times in parallel. Please call it only once per model invocation to update the todo list."
+)

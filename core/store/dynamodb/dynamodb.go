@@ -91,6 +91,10 @@ var _ API = (*dynamodb.Client)(nil)
 // DefaultEventTTL is how long event items are kept when Store.EventTTL is 0.
 const DefaultEventTTL = 30 * 24 * time.Hour
 
+// LeaseOnlyTTL is how long the head of a session released before its first commit is kept
+// (invisible to reads) before DynamoDB's TTL deletes it.
+const LeaseOnlyTTL = 24 * time.Hour
+
 // InlineLimit is the largest value (bytes) stored inside an item; larger values go to Blobs.
 const InlineLimit = 64 << 10
 
@@ -105,7 +109,7 @@ type Store struct {
 	table  string
 	blobs  store.Blobs
 	// commitLocks serialises Commit per session (striped by session id) within this Store.
-	commitLocks [64]sync.Mutex
+	commitLocks [commitStripes]sync.Mutex
 }
 
 var _ store.Log = (*Store)(nil)
@@ -115,6 +119,9 @@ var _ store.Log = (*Store)(nil)
 func New(client API, table string, blobs store.Blobs) *Store {
 	return &Store{client: client, table: table, blobs: blobs}
 }
+
+// commitStripes is the number of commit locks sessions are striped over.
+const commitStripes = 64
 
 // Attribute names and constant values of the schema.
 const (
@@ -144,7 +151,6 @@ const (
 	skHead      = "HEAD"
 	skIdem      = "I"
 	parkedValue = "PARKED"
-	listValue   = "S"
 
 	indexByParkDue = "byParkDue"
 	indexByUpdated = "byUpdated"
@@ -196,9 +202,13 @@ func isConditionFailed(err error) (*types.ConditionalCheckFailedException, bool)
 
 func nowMillis(t time.Time) int64 { return t.UnixMilli() }
 
-// Acquire implements store.Log (15-Q1): one conditional UpdateItem that takes or extends
-// owner's lease for ttl and starts a new lease epoch; store.ErrLeaseHeld while another
-// owner's lease is live. A session never committed yields a zero head (Version 0, nil Body).
+// Acquire implements store.Log (15-Q1). Taking an absent or expired lease (the caller's
+// own expired lease included) is one conditional UpdateItem that sets the lease and
+// increments the session's epoch; renewing the caller's LIVE lease only moves leaseExpires
+// to now+ttl and keeps the epoch, so the owner's commits in flight stay valid. The takeover
+// is tried first (the usual call, at the start of a turn); when its condition fails, the
+// old head it returns tells a renewal (a second request) from store.ErrLeaseHeld (another
+// owner's live lease). A session never committed yields a zero head (Version 0, nil Body).
 func (s *Store) Acquire(ctx context.Context, sessionID, owner string, ttl time.Duration) (*store.Head, error) {
 	switch {
 	case sessionID == "":
@@ -208,36 +218,91 @@ func (s *Store) Acquire(ctx context.Context, sessionID, owner string, ttl time.D
 	case ttl <= 0:
 		return nil, fmt.Errorf("acquire %s: non-positive lease ttl %v", sessionID, ttl)
 	}
-	now := time.Now()
+	renew := false
+	// The lease may change between two requests (expire, be released or taken); each failed
+	// condition re-examines it, a bounded number of times.
+	for range acquireAttempts {
+		now := time.Now()
+		in := s.leaseUpdate(sessionID, owner, now, ttl, renew)
+		out, err := s.client.UpdateItem(ctx, in)
+		if ccf, ok := isConditionFailed(err); ok {
+			old, err := s.failedItem(ctx, ccf, in.Key)
+			if err != nil {
+				return nil, fmt.Errorf("acquire %s: %w", sessionID, err)
+			}
+			var hi headItem
+			if err := hi.unmarshal(old); err != nil {
+				return nil, fmt.Errorf("acquire %s: %w", sessionID, err)
+			}
+			live := hi.LeaseOwner != "" && hi.LeaseExpires > nowMillis(now)
+			if live && hi.LeaseOwner != owner {
+				return nil, fmt.Errorf("acquire %s: %w", sessionID, store.ErrLeaseHeld)
+			}
+			renew = live
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("acquire %s: %w", sessionID, err)
+		}
+		h, err := s.decodeHead(ctx, sessionID, out.Attributes, now)
+		if err != nil {
+			return nil, fmt.Errorf("acquire %s: %w", sessionID, err)
+		}
+		return h, nil
+	}
+	return nil, fmt.Errorf("acquire %s: %w (the lease changed on every attempt)", sessionID, store.ErrLeaseHeld)
+}
+
+// acquireAttempts bounds Acquire's requests when the lease changes under it.
+const acquireAttempts = 3
+
+// leaseUpdate builds Acquire's conditional UpdateItem: the renewal of owner's live lease,
+// or the takeover of an absent or expired one, which increments the epoch (starting at 1)
+// and removes the expiry of a released lease-only head.
+func (s *Store) leaseUpdate(sessionID, owner string, now time.Time, ttl time.Duration, renew bool) *dynamodb.UpdateItemInput {
 	x := newExpr()
 	lo, le := x.n(attrLeaseOwner), x.n(attrLeaseExpires)
-	update := fmt.Sprintf("SET %s = %s, %s = %s, %s = %s", lo, x.v("owner", str(owner)),
-		le, x.v("exp", num(nowMillis(now.Add(ttl)))), x.n(attrEpoch), x.v("epoch", num(now.UnixNano())))
-	cond := fmt.Sprintf("attribute_not_exists(%s) OR %s <= %s OR %s = :owner", lo, le, x.v("now", num(nowMillis(now))), lo)
-	out, err := s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
-		Key:                       headKey(sessionID),
-		UpdateExpression:          &update,
-		ConditionExpression:       &cond,
-		ExpressionAttributeNames:  x.names,
-		ExpressionAttributeValues: x.values,
-		ReturnValues:              types.ReturnValueAllNew,
-	})
-	if _, ok := isConditionFailed(err); ok {
-		return nil, fmt.Errorf("acquire %s: %w", sessionID, store.ErrLeaseHeld)
+	exp, at := x.v("exp", num(nowMillis(now.Add(ttl)))), x.v("now", num(nowMillis(now)))
+	var update, cond string
+	if renew {
+		update = fmt.Sprintf("SET %s = %s", le, exp)
+		cond = fmt.Sprintf("%s = %s AND %s > %s", lo, x.v("owner", str(owner)), le, at)
+	} else {
+		ep := x.n(attrEpoch)
+		update = fmt.Sprintf("SET %s = %s, %s = %s, %s = if_not_exists(%s, %s) + %s REMOVE %s", lo, x.v("owner", str(owner)),
+			le, exp, ep, ep, x.v("zero", num(0)), x.v("one", num(1)), x.n(attrTTL))
+		cond = fmt.Sprintf("attribute_not_exists(%s) OR %s <= %s", lo, le, at)
 	}
+	return &dynamodb.UpdateItemInput{
+		TableName:                           &s.table,
+		Key:                                 headKey(sessionID),
+		UpdateExpression:                    &update,
+		ConditionExpression:                 &cond,
+		ExpressionAttributeNames:            x.names,
+		ExpressionAttributeValues:           x.values,
+		ReturnValues:                        types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}
+}
+
+// failedItem returns the item a failed condition was checked against: the one DynamoDB
+// returned with the error (ReturnValuesOnConditionCheckFailure ALL_OLD), or, from an engine
+// that returns none, a consistent GetItem of key. Nil when no item exists.
+func (s *Store) failedItem(ctx context.Context, ccf *types.ConditionalCheckFailedException, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	if ccf.Item != nil {
+		return ccf.Item, nil
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, fmt.Errorf("acquire %s: %w", sessionID, err)
+		return nil, err
 	}
-	h, err := s.decodeHead(ctx, sessionID, out.Attributes, now)
-	if err != nil {
-		return nil, fmt.Errorf("acquire %s: %w", sessionID, err)
-	}
-	return h, nil
+	return out.Item, nil
 }
 
 // Release implements store.Log: it removes owner's lease (a no-op when owner does not hold
-// it) and deletes the head of a session never committed.
+// it). The head of a session never committed is kept, invisible, for LeaseOnlyTTL (its ttl
+// attribute; the next takeover removes it) so that its epoch keeps counting past any writer
+// still in flight: deleting it at once would restart the epoch at 1.
 func (s *Store) Release(ctx context.Context, sessionID, owner string) error {
 	x := newExpr()
 	lo := x.n(attrLeaseOwner)
@@ -261,14 +326,17 @@ func (s *Store) Release(ctx context.Context, sessionID, owner string) error {
 	if _, committed := out.Attributes[attrVersion]; committed {
 		return nil
 	}
-	// A lease-only head: remove it unless someone acquired or committed meanwhile.
+	// A lease-only head: let it expire unless someone acquired or committed meanwhile.
 	x = newExpr()
+	update = fmt.Sprintf("SET %s = %s", x.n(attrTTL), x.v("ttl", num(time.Now().Add(LeaseOnlyTTL).Unix())))
 	cond = fmt.Sprintf("attribute_not_exists(%s) AND attribute_not_exists(%s)", x.n(attrLeaseOwner), x.n(attrVersion))
-	_, err = s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                &s.table,
-		Key:                      headKey(sessionID),
-		ConditionExpression:      &cond,
-		ExpressionAttributeNames: x.names,
+	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 &s.table,
+		Key:                       headKey(sessionID),
+		UpdateExpression:          &update,
+		ConditionExpression:       &cond,
+		ExpressionAttributeNames:  x.names,
+		ExpressionAttributeValues: x.values,
 	})
 	if _, ok := isConditionFailed(err); ok || err == nil {
 		return nil
@@ -319,10 +387,17 @@ func (s *Store) Commit(ctx context.Context, sessionID, owner string, c *store.Co
 		return nil, fmt.Errorf("commit %s: %w", sessionID, err)
 	}
 	if _, err := s.client.UpdateItem(ctx, in); err != nil {
-		if _, ok := isConditionFailed(err); ok {
+		ccf, ok := isConditionFailed(err)
+		if !ok {
+			return nil, fmt.Errorf("commit %s: update head: %w", sessionID, err)
+		}
+		old, err := s.failedItem(ctx, ccf, in.Key)
+		if err != nil {
+			return nil, fmt.Errorf("commit %s: update head: %w", sessionID, err)
+		}
+		if !alreadyApplied(old, owner, w.epoch, c) {
 			return nil, fmt.Errorf("commit %s: %w (lease or version changed)", sessionID, store.ErrConflict)
 		}
-		return nil, fmt.Errorf("commit %s: update head: %w", sessionID, err)
 	}
 	h := c.Head
 	h.SessionID = sessionID
@@ -332,11 +407,27 @@ func (s *Store) Commit(ctx context.Context, sessionID, owner string, c *store.Co
 	return &h, nil
 }
 
-func stripe(sessionID string) int {
+// alreadyApplied reports whether the head old, on which the head update's condition
+// failed, is that update's own result: the SDK retried an update that was applied but
+// whose response was lost. It is when old has c's version, counters and owner, and the
+// epoch the commit wrote its items under.
+func alreadyApplied(old map[string]types.AttributeValue, owner string, epoch int64, c *store.Commit) bool {
+	var hi headItem
+	if old == nil || hi.unmarshal(old) != nil {
+		return false
+	}
+	return hi.Version == c.ExpectedVersion+1 && hi.LeaseOwner == owner && hi.Epoch == epoch &&
+		hi.Messages == c.Head.Messages && hi.Trail == c.Head.Trail && hi.Events == c.Head.Events
+}
+
+// hash32 is the FNV-1a hash of a session id: its commit-lock stripe and listing shard.
+func hash32(sessionID string) uint32 {
 	f := fnv.New32a()
 	f.Write([]byte(sessionID))
-	return int(f.Sum32() % 64)
+	return f.Sum32()
 }
+
+func stripe(sessionID string) int { return int(hash32(sessionID) % commitStripes) }
 
 // writerState reads the fields Commit checks with a consistent GetItem; nil when no head exists.
 func (s *Store) writerState(ctx context.Context, sessionID string) (*writerState, error) {
@@ -424,7 +515,7 @@ func (s *Store) headUpdate(ctx context.Context, sessionID, owner string, w *writ
 		x.n(attrMessages) + " = " + x.v("m", num(h.Messages)),
 		x.n(attrTrail) + " = " + x.v("t", num(h.Trail)),
 		x.n(attrEvents) + " = " + x.v("e", num(h.Events)),
-		x.n(attrListKey) + " = " + x.v("listKey", str(listValue)),
+		x.n(attrListKey) + " = " + x.v("listKey", str(listShardKey(listShard(sessionID)))),
 		x.n(attrListSort) + " = " + x.v("listSort", str(listSort(h.UpdatedAt, sessionID))),
 	}
 	var remove []string
@@ -467,6 +558,15 @@ func (s *Store) headUpdate(ctx context.Context, sessionID, owner string, w *writ
 		ExpressionAttributeValues: x.values,
 	}, nil
 }
+
+// ListShards is the number of partitions of the byUpdated index: a committed head's
+// listKey is "S#<n>", n = FNV-1a(sessionId) mod ListShards, so commits of many sessions
+// spread their index writes instead of all rewriting one partition.
+const ListShards = 16
+
+func listShard(sessionID string) int { return int(hash32(sessionID) % ListShards) }
+
+func listShardKey(shard int) string { return "S#" + strconv.Itoa(shard) }
 
 func listSort(updatedAt, sessionID string) string { return updatedAt + "#" + sessionID }
 
@@ -548,13 +648,9 @@ func (s *Store) RememberIdempotent(ctx context.Context, key string, value []byte
 		}
 		return nil, false, nil
 	}
-	old := ccf.Item
-	if old == nil {
-		out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &s.table, Key: k, ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			return nil, false, fmt.Errorf("remember %s: %w", key, err)
-		}
-		old = out.Item
+	old, err := s.failedItem(ctx, ccf, k)
+	if err != nil {
+		return nil, false, fmt.Errorf("remember %s: %w", key, err)
 	}
 	b, ok := old[attrValue].(*types.AttributeValueMemberB)
 	if !ok {
