@@ -163,3 +163,43 @@ func TestWriteTodos(t *testing.T) {
 		t.Errorf("plan not in the record: %s", head.Body)
 	}
 }
+
+// 02 §1.8, 01 §4.11: turn files are placed under scratchpad/attachments/ (never
+// overwriting: -1, -2 …) and their variables seeded, locked, with the placed path — the
+// value a `file`-typed requires expects. A bad file writes nothing.
+func TestTurnFiles(t *testing.T) {
+	wf := `
+states:
+  intake:
+    triggers:
+      manual:
+        requires: [{ name: invoice, type: file }]
+`
+	h := newHarness(t, wf, nil)
+	e := h.engine()
+	ctx := context.Background()
+	var bad *InvalidTurnFileError
+	if _, err := e.Send(ctx, "s1", SendInput{Message: "x", Files: map[string]TurnFile{"invoice": {Name: "../x.pdf", Content: []byte("x")}}}); !errors.As(err, &bad) {
+		t.Fatalf("bad name: %v", err)
+	}
+	if _, err := h.log.Get(ctx, "s1"); err == nil {
+		t.Fatal("a refused turn file wrote the session")
+	}
+	pdf := []byte("%PDF-1.7\x00\x01binary")
+	h.script(says("got it"))
+	out, err := e.Send(ctx, "s1", SendInput{Message: "here", Files: map[string]TurnFile{"invoice": {Name: "invoice.pdf", Content: pdf}}})
+	if err != nil || out.Kind != KindCompleted {
+		t.Fatalf("send: %v %+v", err, out)
+	}
+	if v := out.Variables["invoice"]; v.Value != "scratchpad/attachments/invoice.pdf" || !v.Locked {
+		t.Errorf("invoice = %+v", v)
+	}
+	h.script(says("again"))
+	out, err = e.Send(ctx, "s1", SendInput{Message: "another", Files: map[string]TurnFile{"invoice": {Name: "invoice.pdf", Content: []byte("v2")}}})
+	if err != nil || out.Variables["invoice"].Value != "scratchpad/attachments/invoice-1.pdf" {
+		t.Fatalf("second placement: %v %+v", err, out.Variables["invoice"])
+	}
+	if got, _ := h.files.Read(ctx, "s1/scratchpad/attachments/invoice.pdf"); string(got) != string(pdf) {
+		t.Error("the first file was not kept byte-exact")
+	}
+}

@@ -30,7 +30,6 @@ const (
 	CodeNotFound            = "NotFound"                 // no such route
 	CodeInvalidRequest      = "InvalidRequestError"      // the body is not a well-formed turn request
 	CodePayloadTooLarge     = "PayloadTooLargeError"     // the body exceeds MaxBodyBytes
-	CodeFilesNotSupported   = "FilesNotSupportedError"   // a turn carrying files (not supported yet)
 	CodeInvalidTriggerInput = "InvalidTriggerInputError" // spec 02 §1.2: a trigger is an id only
 	CodeInternal            = "InternalError"            // anything unexpected; details are only logged
 )
@@ -50,7 +49,7 @@ func invalidRequest(format string, args ...any) error {
 // errorResponse is the whole error → status table (DESIGN.md §1); errors are matched
 // with errors.As, so wrapping does not change the answer:
 //
-//	400 InvalidRequestError, InvalidTriggerInputError, FilesNotSupportedError,
+//	400 InvalidRequestError, InvalidTriggerInputError, InvalidTurnFileError,
 //	    SessionStoreIdError, EmptyMessageError, InvalidVariableNameError, InvalidTitleError
 //	404 NotFound (route), UnknownWorkflowError
 //	409 WorkflowMismatchError, SessionNotResumableError
@@ -77,6 +76,7 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		loadErr    *spec.WorkflowLoadError
 		callErr    *model.CallError
 		aborted    *session.TurnAbortedError
+		fileErr    *session.InvalidTurnFileError
 	)
 	switch {
 	case errors.As(err, &reqErr):
@@ -94,6 +94,8 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		return http.StatusBadRequest, errBody(emptyErr.Name(), emptyErr.Error(), map[string]any{"sessionId": emptyErr.SessionID}), false
 	case errors.As(err, &nameErr):
 		return http.StatusBadRequest, errBody(nameErr.Name(), nameErr.Error(), map[string]any{"variable": nameErr.Variable}), false
+	case errors.As(err, &fileErr):
+		return http.StatusBadRequest, errBody(fileErr.Name(), fileErr.Error(), map[string]any{"variable": fileErr.Variable}), false
 	case errors.As(err, &titleErr):
 		return http.StatusBadRequest, errBody(titleErr.Name(), titleErr.Error(), nil), false
 	case errors.As(err, &unknownWf):

@@ -22,7 +22,7 @@ func TestErrorResponseTable(t *testing.T) {
 	}{
 		{&requestError{code: CodeInvalidRequest, message: "bad"}, 400, CodeInvalidRequest, "", false},
 		{&requestError{code: CodeInvalidTriggerInput, message: "args"}, 400, CodeInvalidTriggerInput, "", false},
-		{&requestError{code: CodeFilesNotSupported, message: "files"}, 400, CodeFilesNotSupported, "", false},
+		{&session.InvalidTurnFileError{Variable: "doc", Cause: "bad"}, 400, "InvalidTurnFileError", "variable", false},
 		{&requestError{code: CodeNotFound, message: "route"}, 404, CodeNotFound, "", false},
 		{&requestError{code: CodePayloadTooLarge, message: "big"}, 413, CodePayloadTooLarge, "", false},
 		{&spec.SessionStoreIdError{ID: "a/b", Reason: "it contains '/'"}, 400, "SessionStoreIdError", "sessionId", false},

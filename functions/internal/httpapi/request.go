@@ -68,7 +68,7 @@ type turnBody struct {
 // decodeTurn reads a request body into a SendInput. It refuses (400) a body that is not
 // base64 when flagged so, not one JSON object of the turn shape (unknown fields included),
 // a trigger that is not a bare id string (spec 02 §1.2: trigger args are refused, pointing
-// to variables), files (not supported yet), and variable names outside the grammar
+// to variables), malformed files, and variable names outside the grammar
 // (spec 01 §5.1); and (413) a body over MaxBodyBytes. A blank message is left to the
 // caller, which knows the session id the refusal names.
 func decodeTurn(req events.APIGatewayV2HTTPRequest) (session.SendInput, error) {
@@ -99,16 +99,45 @@ func decodeTurn(req events.APIGatewayV2HTTPRequest) (session.SendInput, error) {
 	if err != nil {
 		return session.SendInput{}, err
 	}
-	if len(body.Files) > 0 {
-		return session.SendInput{}, &requestError{code: CodeFilesNotSupported,
-			message: "Turn files are not supported yet by this endpoint: send the turn without 'files'."}
+	files, err := decodeFiles(body.Files)
+	if err != nil {
+		return session.SendInput{}, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(body.Variables)) {
 		if err := spec.CheckVariableName(name, "seeded"); err != nil {
 			return session.SendInput{}, err
 		}
 	}
-	return session.SendInput{Message: body.Message, Trigger: trigger, Variables: body.Variables}, nil
+	return session.SendInput{Message: body.Message, Trigger: trigger, Variables: body.Variables, Files: files}, nil
+}
+
+// turnFile is the wire shape of one turn file: {name, contentBase64} (DESIGN.md §1).
+type turnFile struct {
+	Name          string `json:"name"`
+	ContentBase64 string `json:"contentBase64"`
+}
+
+// decodeFiles reads files {var: {name, contentBase64}}; the engine validates names and
+// variables before anything is written (InvalidTurnFileError).
+func decodeFiles(raw map[string]json.RawMessage) (map[string]session.TurnFile, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]session.TurnFile, len(raw))
+	for _, v := range slices.Sorted(maps.Keys(raw)) {
+		var f turnFile
+		dec := json.NewDecoder(bytes.NewReader(raw[v]))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			return nil, &session.InvalidTurnFileError{Variable: v, Cause: "a file is {name, contentBase64}"}
+		}
+		data, err := base64.StdEncoding.DecodeString(f.ContentBase64)
+		if err != nil {
+			return nil, &session.InvalidTurnFileError{Variable: v, Cause: "contentBase64 is not valid base64"}
+		}
+		out[v] = session.TurnFile{Name: f.Name, Content: data}
+	}
+	return out, nil
 }
 
 // decodeTrigger accepts an absent/null trigger or a trigger id string.
