@@ -103,7 +103,7 @@ func TestAWSHappyPathEndToEnd(t *testing.T) {
 	if got := trail(out); got != "trigger:screen code:check-grants agent:approve" {
 		t.Errorf("trail = %s", got)
 	}
-	if note := peer.object(t, "sessions/s-aws-happy/scratchpad/grant-east-lab.md"); !strings.Contains(note, "team: platform") {
+	if note := peer.object(t, "sessions/s-aws-happy/grants/east-lab.md"); !strings.Contains(note, "team: platform") {
 		t.Errorf("grant note = %q", note)
 	}
 	log := ddbstore.New(peer.ddb, table, s3store.NewBlobs(peer.s3, testBucket, DefaultSessionPrefix))

@@ -76,7 +76,7 @@ func TestHappyPathEndToEnd(t *testing.T) {
 		t.Errorf("variables = %+v", out.Variables)
 	}
 	// the grant note landed in the session's scratchpad on disk
-	note, err := os.ReadFile(filepath.Join(dir, "files", "s-happy", "scratchpad", "grant-east-lab.md"))
+	note, err := os.ReadFile(filepath.Join(dir, "files", "s-happy", "grants", "east-lab.md"))
 	if err != nil || !strings.Contains(string(note), "team: platform") {
 		t.Errorf("grant note = %q, %v", note, err)
 	}
@@ -192,5 +192,31 @@ func TestThrottlingRetriedThenGivenUp(t *testing.T) {
 	head, err := log.Get(context.Background(), "s-giveup")
 	if err != nil || head.Trail != 2 || head.Status != "running" {
 		t.Errorf("head after give-up = %+v, %v", head, err)
+	}
+}
+
+// Issue 4 acceptance: a guarded tools.allow entry with a ${{ }} reference, end to end. The
+// approve state may write only grants/${{area}}.md; the wrong area's file is refused with
+// the governance reason and the right one is written.
+func TestGuardedReferenceEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	out, evs := runTurn(t, dir, script("wrong-grant"), "s-guard", dana)
+	if out.Kind != session.KindCompleted || out.State != "approve" {
+		t.Fatalf("outcome %s in %s: %q", out.Kind, out.State, out.Rejected)
+	}
+	var blocked []events.Event
+	for _, e := range evs {
+		if e.Type == events.ToolBlocked {
+			blocked = append(blocked, e)
+		}
+	}
+	if len(blocked) != 1 || blocked[0].Str("ruleId") != "tool.not-allowed" || !strings.Contains(blocked[0].Str("reason"), "'write_file' on 'grants/west-lab.md' is not allowed in state 'approve'") {
+		t.Fatalf("tool-blocked = %+v", blocked)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "files", "s-guard", "grants", "west-lab.md")); !os.IsNotExist(err) {
+		t.Errorf("the refused write happened: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "files", "s-guard", "grants", "east-lab.md")); err != nil || !strings.Contains(string(b), "team: platform") {
+		t.Errorf("the permitted write: %q, %v", b, err)
 	}
 }

@@ -14,9 +14,11 @@
 //	    body         S  the engine's JSON record, or
 //	    bodyBlob     S  the blob ref of a body over 64 KiB (or not UTF-8)
 //	    leaseOwner   S, leaseExpires N (Unix ms)   the writer lease; absent when released
-//	    epoch        N  Unix ns of the latest Acquire: the lease's fencing token
+//	    epoch        N  the lease's fencing token: 1, 2, 3, … counted per session by takeovers
+//	    ttl          N  Unix s, only on a released lease-only head (LeaseOnlyTTL)
 //	    parkDue      S  ISO-8601 resumeAt, and parkKey S = "PARKED": only while ParkDue != ""
-//	    listKey      S  = "S", and listSort S = "<updatedAt>#<sessionId>": on committed heads
+//	    listKey      S  = "S#<n>", n = FNV-1a(sessionId) mod ListShards, and
+//	    listSort     S  = "<updatedAt>#<sessionId>": on committed heads
 //	pk = S#<sessionId>  sk = M#<seq:10>#<epoch:19>   transcript message seq
 //	                    sk = T#<seq:10>#<epoch:19>   trail step seq
 //	                    sk = E#<seq:10>#<epoch:19>   event seq, with ttl N (Unix s; EventTTL)
@@ -25,33 +27,44 @@
 //	pk = I#<key>        sk = I       an idempotency record: v B (the value), ttl N (Unix s)
 //
 //	GSI byParkDue: parkKey HASH, parkDue RANGE, projection ALL   (ListDueParks)
-//	GSI byUpdated: listKey HASH, listSort RANGE, projection ALL  (List, newest first)
+//	GSI byUpdated: listKey HASH, listSort RANGE, projection ALL  (List)
 //
 // # Protocol (one writer per session)
 //
-// Acquire is one conditional UpdateItem of the head (no lease, an expired lease, or the
-// caller's own) that sets the lease and a new epoch (so a commit racing its own owner's
-// re-Acquire fails with store.ErrConflict); a failed condition is store.ErrLeaseHeld. Commit reads the head with a consistent GetItem (version, counters,
-// lease, epoch), checks them (store.ErrConflict) and c.Validate (store.ErrInvalidCommit),
-// writes the new log items with BatchWriteItem (25 per request, unprocessed items retried
-// with backoff), then makes them visible with ONE UpdateItem of the head conditional on
-// the version, the caller's live lease and the epoch it read; a failed condition is
-// store.ErrConflict. So a commit whose items fit one batch costs exactly two write requests
-// (BatchWriteItem + UpdateItem; one when it has no items) plus one read, and the bytes it
-// writes do not grow with the session. No transactions are used.
+// Acquire takes an absent or expired lease (the caller's own expired lease included) with
+// one conditional UpdateItem that sets the lease and increments the epoch (SET epoch =
+// if_not_exists(epoch, 0) + 1); renewing the caller's live lease (the engine does so every
+// TTL/3 while a turn runs) only moves leaseExpires and keeps the epoch, so the owner's
+// commit in flight stays valid. Another owner's live lease is store.ErrLeaseHeld.
+//
+// Commit reads the head with a consistent GetItem (version, counters, lease, epoch), checks
+// them (store.ErrConflict) and c.Validate (store.ErrInvalidCommit), writes the new log items
+// with BatchWriteItem (25 per request, unprocessed items retried with backoff), then makes
+// them visible with ONE UpdateItem of the head conditional on the version, the caller's
+// live lease and the epoch it read; a failed condition is store.ErrConflict, unless the old
+// head DynamoDB returns with the failure (ReturnValuesOnConditionCheckFailure ALL_OLD) is
+// this very update already applied — an SDK retry whose first attempt succeeded but whose
+// response was lost — which is success. So a commit whose items fit one batch costs exactly
+// two write requests (BatchWriteItem + UpdateItem; one when it has no items) plus one read,
+// and the bytes it writes do not grow with the session. No transactions are used.
 //
 // Item keys carry the epoch of the lease they were written under, so a writer whose lease
 // expired mid-commit can never overwrite an item another writer made visible: for each
-// seq the item with the highest epoch wins. That holds because a writer with a newer epoch
-// acquired after every commit of older epochs and writes only past the counters it read.
-// Epochs are wall-clock based, so like the lease itself this assumes clock skew between
-// writers far below the lease length. Concurrent commits of one owner within one Store are
-// serialised in process; one owner must not be shared by two processes.
+// seq the item with the highest epoch wins. That holds because every takeover stores a
+// higher epoch than any before it (a counter, independent of clocks) and a writer writes
+// only past the counters it read. A lease-only head is kept for LeaseOnlyTTL after its
+// Release so its epoch is not restarted under a writer still in flight. Concurrent commits of
+// one owner within one Store are serialised in process; one owner must not be shared by
+// two processes. Clock skew between writers affects only when a lease counts as expired.
 //
 // Reads of the head and items are strongly consistent; List and ListDueParks query GSIs
-// and are eventually consistent on AWS. Items past the counters (from abandoned commits)
-// are never returned and are overwritten or shadowed by the next writer; events expire
-// after EventTTL, after which Events returns only the ones still stored.
+// and are eventually consistent on AWS. List queries the ListShards partitions of byUpdated
+// (so the commits of many sessions do not all rewrite one index partition) and merges them
+// in store.PageHeads' order; a head whose body cannot be read (its blob gone with a session
+// being deleted, or a malformed item) is left out of a listing rather than failing it. Items
+// past the counters (from abandoned commits) are never returned and are overwritten or
+// shadowed by the next writer; events expire after EventTTL, after which Events returns only
+// the ones still stored.
 package dynamodb
 
 import (
@@ -550,12 +563,13 @@ func (s *Store) headUpdate(ctx context.Context, sessionID, owner string, w *writ
 		x.n(attrLeaseExpires), x.v("now", num(nowMillis(now))),
 		x.n(attrEpoch), x.v("epoch", num(w.epoch)))
 	return &dynamodb.UpdateItemInput{
-		TableName:                 &s.table,
-		Key:                       headKey(sessionID),
-		UpdateExpression:          &update,
-		ConditionExpression:       &cond,
-		ExpressionAttributeNames:  x.names,
-		ExpressionAttributeValues: x.values,
+		TableName:                           &s.table,
+		Key:                                 headKey(sessionID),
+		UpdateExpression:                    &update,
+		ConditionExpression:                 &cond,
+		ExpressionAttributeNames:            x.names,
+		ExpressionAttributeValues:           x.values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}, nil
 }
 
@@ -730,6 +744,9 @@ func clone(b []byte) []byte {
 	return append(make([]byte, 0, len(b)), b...)
 }
 
+// errMalformedHead: a head item whose attributes do not have the schema's types.
+var errMalformedHead = errors.New("malformed head item")
+
 // headItem is the decoded head item (absent attributes decode as zero values).
 type headItem struct {
 	Version                                int64
@@ -750,7 +767,7 @@ func (hi *headItem) unmarshal(item map[string]types.AttributeValue) error {
 		if v, ok := item[name]; ok {
 			s, ok := v.(*types.AttributeValueMemberS)
 			if !ok {
-				return fmt.Errorf("decode head item: %s is not a string", name)
+				return fmt.Errorf("%w: %s is not a string", errMalformedHead, name)
 			}
 			*p = s.Value
 		}
@@ -762,11 +779,11 @@ func (hi *headItem) unmarshal(item map[string]types.AttributeValue) error {
 		if v, ok := item[name]; ok {
 			n, ok := v.(*types.AttributeValueMemberN)
 			if !ok {
-				return fmt.Errorf("decode head item: %s is not a number", name)
+				return fmt.Errorf("%w: %s is not a number", errMalformedHead, name)
 			}
 			var err error
 			if *p, err = strconv.ParseInt(n.Value, 10, 64); err != nil {
-				return fmt.Errorf("decode head item: %s: %w", name, err)
+				return fmt.Errorf("%w: %s: %w", errMalformedHead, name, err)
 			}
 		}
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -125,26 +128,102 @@ type listCursor struct {
 	SessionID string `json:"s"`
 }
 
-// List implements store.Log: committed heads from the byUpdated GSI, newest UpdatedAt
-// first (ties by session id, descending), filtered by opts with a FilterExpression and
-// paged with an opaque cursor ("" on the last page).
+// List implements store.Log (02 §9.4): committed heads, newest UpdatedAt first and ties by
+// session id ascending (store.PageHeads' order), filtered by opts with a FilterExpression
+// and paged with an opaque cursor ("" on the last page). It queries the ListShards
+// partitions of the byUpdated GSI (in parallel, then page by page as the merge needs more)
+// and merges them. A head whose body blob is missing (a session being deleted, still in the
+// eventually consistent index) or whose item is malformed is left out of the page.
 func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Head, string, error) {
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = store.DefaultLimit
 	}
-	x := newExpr()
-	keyCond := x.n(attrListKey) + " = " + x.v("listKey", str(listValue))
+	var after *listCursor
 	if opts.Cursor != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(opts.Cursor)
-		var after listCursor
+		after = &listCursor{}
 		if err == nil {
-			err = json.Unmarshal(raw, &after)
+			err = json.Unmarshal(raw, after)
 		}
 		if err != nil {
 			return nil, "", fmt.Errorf("list: invalid cursor %q", opts.Cursor)
 		}
-		keyCond += " AND " + x.n(attrListSort) + " < " + x.v("after", str(listSort(after.UpdatedAt, after.SessionID)))
+	}
+	// Enough per shard for limit+1 heads spread evenly, plus one; a shard used up is re-queried.
+	pageSize := (limit+ListShards)/ListShards + 1
+	shards := make([]*shardQuery, ListShards)
+	var (
+		wg   sync.WaitGroup
+		errs = make([]error, ListShards)
+	)
+	for i := range shards {
+		shards[i] = s.shardQuery(i, opts, after, pageSize)
+		wg.Go(func() { _, _, errs[i] = shards[i].peek(ctx) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, "", fmt.Errorf("list: %w", err)
+	}
+
+	// One head past the page tells whether another page exists.
+	now := time.Now()
+	var heads []*store.Head
+	for len(heads) <= limit {
+		// The shards are in listSort order, newest first but ties by id descending: take every
+		// head of the newest UpdatedAt from all shards, then order that group by id.
+		group, err := nextGroup(ctx, shards)
+		if err != nil {
+			return nil, "", fmt.Errorf("list: %w", err)
+		}
+		if len(group) == 0 {
+			break
+		}
+		slices.SortFunc(group, func(a, b listRow) int { return strings.Compare(a.sessionID, b.sessionID) })
+		for _, r := range group {
+			h, err := s.listedHead(ctx, r.sessionID, r.item, now)
+			if err != nil {
+				return nil, "", fmt.Errorf("list: %w", err)
+			}
+			if h != nil {
+				heads = append(heads, h)
+			}
+		}
+	}
+	if len(heads) <= limit {
+		return heads, "", nil
+	}
+	last := heads[limit-1]
+	raw, err := json.Marshal(listCursor{UpdatedAt: last.UpdatedAt, SessionID: last.SessionID})
+	if err != nil {
+		return nil, "", err
+	}
+	return heads[:limit], base64.RawURLEncoding.EncodeToString(raw), nil
+}
+
+// listRow is a head item from the byUpdated index with its ordering fields.
+type listRow struct {
+	updatedAt, sessionID string
+	item                 map[string]types.AttributeValue
+}
+
+// shardQuery reads one partition of the byUpdated index newest first, a page at a time.
+type shardQuery struct {
+	client API
+	in     *dynamodb.QueryInput
+	after  *listCursor // rows at or before it are dropped
+	rows   []listRow   // fetched, not yet taken
+	done   bool        // no page left
+}
+
+// shardQuery prepares the query of shard: descending listSort, from just above the cursor
+// (every head of the cursor's UpdatedAt is read; peek drops those at or before it).
+func (s *Store) shardQuery(shard int, opts store.ListOptions, after *listCursor, pageSize int) *shardQuery {
+	x := newExpr()
+	keyCond := x.n(attrListKey) + " = " + x.v("listKey", str(listShardKey(shard)))
+	if after != nil {
+		// '$' follows '#': the bound is above every listSort "<cursor updatedAt>#<id>".
+		keyCond += " AND " + x.n(attrListSort) + " < " + x.v("before", str(after.UpdatedAt+"$"))
 	}
 	var filters []string
 	if opts.Workflow != "" {
@@ -160,42 +239,87 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Head
 		ExpressionAttributeNames:  x.names,
 		ExpressionAttributeValues: x.values,
 		ScanIndexForward:          aws.Bool(false),
-		Limit:                     aws.Int32(int32(limit + 1)),
+		Limit:                     aws.Int32(int32(pageSize)),
 	}
 	if len(filters) > 0 {
 		in.FilterExpression = aws.String(strings.Join(filters, " AND "))
 	}
-	// One head past the page tells whether another page exists.
-	now := time.Now()
-	var heads []*store.Head
-	err := s.query(ctx, in, func(item map[string]types.AttributeValue) error {
-		h, err := s.decodeHead(ctx, sessionIDOf(item), item, now)
+	return &shardQuery{client: s.client, in: in, after: after}
+}
+
+// peek returns the shard's next row without taking it, querying pages until one is
+// buffered; false when the shard has no row left.
+func (q *shardQuery) peek(ctx context.Context) (listRow, bool, error) {
+	for len(q.rows) == 0 && !q.done {
+		out, err := q.client.Query(ctx, q.in)
 		if err != nil {
-			return err
+			return listRow{}, false, err
 		}
-		heads = append(heads, h)
-		if len(heads) > limit {
-			return errStop
+		for _, item := range out.Items {
+			r := listRow{sessionID: sessionIDOf(item), item: item}
+			if u, ok := item[attrUpdatedAt].(*types.AttributeValueMemberS); ok {
+				r.updatedAt = u.Value
+			}
+			if q.after == nil || r.updatedAt < q.after.UpdatedAt ||
+				(r.updatedAt == q.after.UpdatedAt && r.sessionID > q.after.SessionID) {
+				q.rows = append(q.rows, r)
+			}
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, "", fmt.Errorf("list: %w", err)
+		q.in.ExclusiveStartKey = out.LastEvaluatedKey
+		q.done = len(out.LastEvaluatedKey) == 0
 	}
-	if len(heads) <= limit {
-		return heads, "", nil
+	if len(q.rows) == 0 {
+		return listRow{}, false, nil
 	}
-	last := heads[limit-1]
-	raw, err := json.Marshal(listCursor{UpdatedAt: last.UpdatedAt, SessionID: last.SessionID})
-	if err != nil {
-		return nil, "", err
+	return q.rows[0], true, nil
+}
+
+// nextGroup takes from every shard the rows of the newest UpdatedAt any shard has next;
+// nil when all shards are used up.
+func nextGroup(ctx context.Context, shards []*shardQuery) ([]listRow, error) {
+	newest, found := "", false
+	for _, q := range shards {
+		r, ok, err := q.peek(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ok && (!found || r.updatedAt > newest) {
+			newest, found = r.updatedAt, true
+		}
 	}
-	return heads[:limit], base64.RawURLEncoding.EncodeToString(raw), nil
+	if !found {
+		return nil, nil
+	}
+	var group []listRow
+	for _, q := range shards {
+		for {
+			r, ok, err := q.peek(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if !ok || r.updatedAt != newest {
+				break
+			}
+			group = append(group, r)
+			q.rows = q.rows[1:]
+		}
+	}
+	return group, nil
+}
+
+// listedHead decodes a head item of an index for List or ListDueParks: nil (skipped) when
+// its body blob is gone or the item is malformed, so one such head never fails a page.
+func (s *Store) listedHead(ctx context.Context, sessionID string, item map[string]types.AttributeValue, now time.Time) (*store.Head, error) {
+	h, err := s.decodeHead(ctx, sessionID, item, now)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, errMalformedHead) {
+		return nil, nil
+	}
+	return h, err
 }
 
 // ListDueParks implements store.Log: up to limit heads (limit <= 0 means 50) from the
 // sparse byParkDue GSI with parkDue <= now, oldest due first (ties by session id within
-// the page).
+// the page). A head whose body blob is missing or whose item is malformed is left out.
 func (s *Store) ListDueParks(ctx context.Context, now string, limit int) ([]*store.Head, error) {
 	if limit <= 0 {
 		limit = store.DefaultLimit
@@ -213,8 +337,8 @@ func (s *Store) ListDueParks(ctx context.Context, now string, limit int) ([]*sto
 		ExpressionAttributeValues: x.values,
 		Limit:                     aws.Int32(int32(limit)),
 	}, func(item map[string]types.AttributeValue) error {
-		h, err := s.decodeHead(ctx, sessionIDOf(item), item, t)
-		if err != nil {
+		h, err := s.listedHead(ctx, sessionIDOf(item), item, t)
+		if err != nil || h == nil {
 			return err
 		}
 		heads = append(heads, h)

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -151,9 +153,10 @@ func (f *Files) Delete(ctx context.Context, key string) error {
 }
 
 // DeleteFolder removes every object under the folder (a non-empty key; a trailing slash is
-// allowed), at any depth, with DeleteObjects in batches of at most 1000 keys, and returns
-// how many it removed (0 for a missing folder): one listing pass instead of a Delete per
-// file, for Sessions.Delete on <sessionId>/. The root is refused with store.ErrInvalidKey.
+// allowed), at any depth, with DeleteObjects in batches of at most 1000 keys (DeleteObject
+// for a key XML cannot carry), and returns how many deletions S3 confirmed (0 for a missing
+// folder): one listing pass instead of a Delete per file, for Sessions.Delete on
+// <sessionId>/. The root is refused with store.ErrInvalidKey.
 func (f *Files) DeleteFolder(ctx context.Context, folder string) (int, error) {
 	name := strings.TrimSuffix(folder, "/")
 	if err := f.writable(ctx, "delete", name); err != nil {
@@ -180,7 +183,7 @@ func (f *Files) List(ctx context.Context, prefix string) ([]store.FileInfo, erro
 	}
 	full := f.prefix + dir
 	pages := s3.NewListObjectsV2Paginator(f.client, &s3.ListObjectsV2Input{
-		Bucket: &f.bucket, Prefix: &full, Delimiter: aws.String("/"),
+		Bucket: &f.bucket, Prefix: &full, Delimiter: aws.String("/"), EncodingType: types.EncodingTypeUrl,
 	})
 	var out []store.FileInfo
 	dirs := map[string]bool{}
@@ -198,10 +201,18 @@ func (f *Files) List(ctx context.Context, prefix string) ([]store.FileInfo, erro
 			return nil, fail("list", prefix, err)
 		}
 		for _, cp := range page.CommonPrefixes {
-			addDir(strings.TrimSuffix(strings.TrimPrefix(aws.ToString(cp.Prefix), full), "/"))
+			p, err := decodeKey(cp.Prefix)
+			if err != nil {
+				return nil, fail("list", prefix, err)
+			}
+			addDir(strings.TrimSuffix(strings.TrimPrefix(p, full), "/"))
 		}
 		for _, obj := range page.Contents {
-			name := strings.TrimPrefix(aws.ToString(obj.Key), full)
+			key, err := decodeKey(obj.Key)
+			if err != nil {
+				return nil, fail("list", prefix, err)
+			}
+			name := strings.TrimPrefix(key, full)
 			if marker, ok := strings.CutSuffix(name, "/"); ok || name == "" {
 				// A folder marker: the listed folder's own ("") or a child's (S3 groups
 				// those into common prefixes; some fakes do not).
@@ -248,7 +259,7 @@ func (f *Files) Stat(ctx context.Context, key string) (*store.FileInfo, error) {
 		}
 	}
 	page, err := f.client.ListObjectsV2(ctx, &s3.ListObjectsV2Input{
-		Bucket: &f.bucket, Prefix: aws.String(full + "/"), MaxKeys: aws.Int32(1),
+		Bucket: &f.bucket, Prefix: aws.String(full + "/"), MaxKeys: aws.Int32(1), EncodingType: types.EncodingTypeUrl,
 	})
 	if err != nil {
 		return nil, fail("stat", key, err)
@@ -270,34 +281,95 @@ func (f *Files) writable(ctx context.Context, op, key string) error {
 	return nil
 }
 
-// deleteUnder deletes every object whose key starts with prefix, one DeleteObjects call per
-// listing page (at most 1000 keys, S3's limit for both), and returns how many it deleted.
+// deleteUnder deletes every object whose key starts with prefix and returns how many S3
+// confirmed deleted. Per listing page (at most 1000 keys) one DeleteObjects call removes the
+// keys an XML request can carry; a key with a character XML 1.0 cannot (a control
+// character such as U+0001, which the SDK's XML encoder would replace with U+FFFD and so
+// name another key) is removed with its own DeleteObject, the key travelling in the URL.
 func deleteUnder(ctx context.Context, client API, bucket, prefix string) (int, error) {
-	pages := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
+	pages := s3.NewListObjectsV2Paginator(client, &s3.ListObjectsV2Input{
+		Bucket: &bucket, Prefix: &prefix, EncodingType: types.EncodingTypeUrl,
+	})
 	deleted := 0
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
 			return deleted, err
 		}
-		if len(page.Contents) == 0 {
-			continue
+		var batch []types.ObjectIdentifier
+		for _, obj := range page.Contents {
+			key, err := decodeKey(obj.Key)
+			if err != nil {
+				return deleted, err
+			}
+			if xmlSafe(key) {
+				batch = append(batch, types.ObjectIdentifier{Key: aws.String(key)})
+				continue
+			}
+			if _, err := client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &bucket, Key: &key}); err != nil {
+				return deleted, err
+			}
+			deleted++
 		}
-		ids := make([]types.ObjectIdentifier, len(page.Contents))
-		for i, obj := range page.Contents {
-			ids[i] = types.ObjectIdentifier{Key: obj.Key}
-		}
-		out, err := client.DeleteObjects(ctx, &s3.DeleteObjectsInput{
-			Bucket: &bucket, Delete: &types.Delete{Objects: ids, Quiet: aws.Bool(true)},
-		})
+		n, err := deleteBatch(ctx, client, bucket, batch)
+		deleted += n
 		if err != nil {
 			return deleted, err
 		}
-		deleted += len(ids) - len(out.Errors)
-		if len(out.Errors) > 0 {
-			e := out.Errors[0]
-			return deleted, &smithy.GenericAPIError{Code: aws.ToString(e.Code), Message: aws.ToString(e.Message)}
-		}
 	}
 	return deleted, nil
+}
+
+// deleteBatch removes keys (at most 1000) with one DeleteObjects call in verbose mode and
+// counts the deletions S3 confirms for exactly these keys; the first per-key error is
+// returned.
+func deleteBatch(ctx context.Context, client API, bucket string, keys []types.ObjectIdentifier) (int, error) {
+	if len(keys) == 0 {
+		return 0, nil
+	}
+	out, err := client.DeleteObjects(ctx, &s3.DeleteObjectsInput{
+		Bucket: &bucket, Delete: &types.Delete{Objects: keys, Quiet: aws.Bool(false)},
+	})
+	if err != nil {
+		return 0, err
+	}
+	asked := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		asked[*k.Key] = true
+	}
+	n := 0
+	for _, d := range out.Deleted {
+		if asked[aws.ToString(d.Key)] {
+			delete(asked, aws.ToString(d.Key)) // each key counts once
+			n++
+		}
+	}
+	if len(out.Errors) > 0 {
+		e := out.Errors[0]
+		return n, &smithy.GenericAPIError{Code: aws.ToString(e.Code), Message: aws.ToString(e.Message)}
+	}
+	return n, nil
+}
+
+// decodeKey reverses the URL encoding of a key or prefix that ListObjectsV2 returns for
+// EncodingType url ("+" is a space, %XX a byte): S3 encodes keys so that characters XML
+// 1.0 cannot carry survive the response.
+func decodeKey(s *string) (string, error) {
+	return url.QueryUnescape(aws.ToString(s))
+}
+
+// xmlSafe reports whether every rune of key is a character XML 1.0 allows, so a
+// DeleteObjects request body carries it unchanged.
+func xmlSafe(key string) bool {
+	for _, r := range key {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r',
+			r >= 0x20 && r <= 0xD7FF,
+			r >= 0xE000 && r <= 0xFFFD,
+			r >= 0x10000 && r <= utf8.MaxRune:
+		default:
+			return false
+		}
+	}
+	return true
 }

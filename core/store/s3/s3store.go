@@ -4,7 +4,9 @@
 //
 // Folders are key prefixes only (BR-49): listings use ListObjectsV2 with delimiter "/" over
 // every page, common prefixes are folders, and a zero-byte key ending in "/" (a console
-// "folder marker") is no file.
+// "folder marker") is no file. Every listing asks for EncodingType url and decodes Key and
+// CommonPrefixes, so keys with characters XML 1.0 cannot carry (control characters such as
+// U+0001) list, and delete, as themselves.
 //
 // No S3 error text reaches a caller (BR-49). Every failure is an error whose message names
 // only the operation, the caller's key and one of the kinds store.ErrNotFound (NoSuchKey,
