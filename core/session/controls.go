@@ -248,6 +248,10 @@ var controlSpecs = map[string]struct{ desc, schema string }{
 		"Write run variables (whole values; several at once, all or nothing). Variables the host set are locked. `lock: true` locks what you write.",
 		`{"type":"object","properties":{"variables":{"type":"object","description":"Variable name to JSON value."},"lock":{"type":"boolean"}},"required":["variables"]}`,
 	},
+	writeTodosTool: {
+		"Keep a short plan for this run: replace the whole todo list. Use it for work of several steps; mark one item in_progress at a time and completed when done. Call it at most once per answer.",
+		`{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"content":{"type":"string"},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status"]}}},"required":["todos"]}`,
+	},
 	spec.GetHistoryTool: {
 		"Read the session's whole transcript and audit trail as JSON text {messages, trail}, as it stood when this state was entered.",
 		`{"type":"object","properties":{}}`,

@@ -59,6 +59,10 @@ type Config struct {
 	Tools []HostTool
 	// PolicyRules are the host's governance rules, run after the declared denials (03 GOV-04).
 	PolicyRules []kernel.Rule
+	// Mounts are the host's mounts beside the defaults (skills/, .platform/, AGENTS.md):
+	// read-only unless served writable, `Governed` ones reachable only where granted
+	// (checked at New: *MountCollisionError, *AuthoringBackendExposedError).
+	Mounts []workspace.Mount
 	// Blobs, when set, holds variable values over 16 KiB (content-addressed) so the session
 	// record stays small; without it every value stays inline (fs and memory stores).
 	Blobs store.Blobs
@@ -95,6 +99,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	hostTools, err := checkHostTools(cfg.Tools)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkMounts(cfg); err != nil {
 		return nil, err
 	}
 	return &Engine{cfg: cfg, emitter: events.NewEmitter(cfg.Events, cfg.Clock), hostTools: hostTools}, nil
@@ -296,13 +303,14 @@ func (e *Engine) newRun(ctx context.Context, id, owner string, head *store.Head,
 	}
 	r.mach = machine.New(r.sp, e.available)
 	r.mach.Skills = wf.skills
+	r.mach.Mounts = e.mountTable()
 	for name, t := range e.hostTools {
 		if t.Essential {
 			r.mach.Essential = append(r.mach.Essential, name)
 		}
 	}
 	slices.Sort(r.mach.Essential)
-	r.ws = workspace.New(e.cfg.Files, id, workspace.DefaultMounts(e.cfg.Authored))
+	r.ws = workspace.New(e.cfg.Files, id, e.workspaceMounts())
 	r.ws.Hide(r.hideFromListing)
 	return r, nil
 }

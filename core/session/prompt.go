@@ -91,6 +91,17 @@ func (r *run) callPrompt(st *spec.State) string {
 	if len(enabled) > 0 {
 		parts = append(parts, "Skills enabled in this state (under `skills/`): "+strings.Join(enabled, ", ")+".")
 	}
+	if mounts := r.mach.EnabledMounts(st.Slug); len(mounts) > 0 {
+		var items []string
+		for _, m := range mounts {
+			access := "read-only"
+			if r.mach.MountWritable(st.Slug, m) {
+				access = "read/write"
+			}
+			items = append(items, fmt.Sprintf("%s/ (%s)", m, access))
+		}
+		parts = append(parts, "Governed mounts reachable in this state: "+strings.Join(items, ", ")+".")
+	}
 	parts = append(parts, clockLine(r.promptNow()))
 	return strings.Join(parts, "\n\n")
 }
