@@ -58,10 +58,46 @@ func CheckKey(ctx context.Context, key string) error {
 // DefaultLimit is the page size of List and ListDueParks when the caller gives none.
 const DefaultLimit = 50
 
-// cursor is the position after the last head of a page in the listing order.
-type cursor struct {
+// Cursor is the position after the last head of a List page in the listing order; on the
+// wire it is opaque (base64url JSON).
+type Cursor struct {
 	UpdatedAt string `json:"u"`
 	SessionID string `json:"s"`
+}
+
+// DecodeCursor reads a List cursor; "" is the first page (nil).
+func DecodeCursor(s string) (*Cursor, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var c Cursor
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(raw, &c)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list: invalid cursor %q", s)
+	}
+	return &c, nil
+}
+
+// Encode renders the cursor for the wire.
+func (c Cursor) Encode() string {
+	raw, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// TakePage keeps the first limit heads (already in listing order and after the cursor) and
+// returns the cursor of the next page ("" when these are the last).
+func TakePage(heads []*Head, limit int) ([]*Head, string) {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	if len(heads) <= limit {
+		return heads, ""
+	}
+	last := heads[limit-1]
+	return heads[:limit], Cursor{UpdatedAt: last.UpdatedAt, SessionID: last.SessionID}.Encode()
 }
 
 // Matches reports whether h passes opts' workflow and status filters.
@@ -78,15 +114,11 @@ func newestFirst(a, b *Head) int {
 // the next page ("" when this page is the last).
 func PageHeads(heads []*Head, opts ListOptions) ([]*Head, string, error) {
 	slices.SortFunc(heads, newestFirst)
-	if opts.Cursor != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(opts.Cursor)
-		var after cursor
-		if err == nil {
-			err = json.Unmarshal(raw, &after)
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("list: invalid cursor %q", opts.Cursor)
-		}
+	after, err := DecodeCursor(opts.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	if after != nil {
 		pos := &Head{UpdatedAt: after.UpdatedAt, SessionID: after.SessionID}
 		i, found := slices.BinarySearchFunc(heads, pos, newestFirst)
 		if found {
@@ -94,19 +126,8 @@ func PageHeads(heads []*Head, opts ListOptions) ([]*Head, string, error) {
 		}
 		heads = heads[i:]
 	}
-	limit := opts.Limit
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
-	if len(heads) <= limit {
-		return heads, "", nil
-	}
-	last := heads[limit-1]
-	raw, err := json.Marshal(cursor{UpdatedAt: last.UpdatedAt, SessionID: last.SessionID})
-	if err != nil {
-		return nil, "", err
-	}
-	return heads[:limit], base64.RawURLEncoding.EncodeToString(raw), nil
+	page, next := TakePage(heads, opts.Limit)
+	return page, next, nil
 }
 
 // DueFirst sorts heads by ParkDue ascending (then session id) and keeps the first limit

@@ -2,7 +2,6 @@ package dynamodb
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -122,12 +121,6 @@ func (s *Store) itemValue(ctx context.Context, sessionID string, item map[string
 	return b, nil
 }
 
-// listCursor is the position after the last head of a List page.
-type listCursor struct {
-	UpdatedAt string `json:"u"`
-	SessionID string `json:"s"`
-}
-
 // List implements store.Log (02 §9.4): committed heads, newest UpdatedAt first and ties by
 // session id ascending (store.PageHeads' order), filtered by opts with a FilterExpression
 // and paged with an opaque cursor ("" on the last page). It queries the ListShards
@@ -139,16 +132,9 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Head
 	if limit <= 0 {
 		limit = store.DefaultLimit
 	}
-	var after *listCursor
-	if opts.Cursor != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(opts.Cursor)
-		after = &listCursor{}
-		if err == nil {
-			err = json.Unmarshal(raw, after)
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("list: invalid cursor %q", opts.Cursor)
-		}
+	after, err := store.DecodeCursor(opts.Cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	// Enough per shard for limit+1 heads spread evenly, plus one; a shard used up is re-queried.
 	pageSize := (limit+ListShards)/ListShards + 1
@@ -190,15 +176,8 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Head
 			}
 		}
 	}
-	if len(heads) <= limit {
-		return heads, "", nil
-	}
-	last := heads[limit-1]
-	raw, err := json.Marshal(listCursor{UpdatedAt: last.UpdatedAt, SessionID: last.SessionID})
-	if err != nil {
-		return nil, "", err
-	}
-	return heads[:limit], base64.RawURLEncoding.EncodeToString(raw), nil
+	page, next := store.TakePage(heads, limit)
+	return page, next, nil
 }
 
 // listRow is a head item from the byUpdated index with its ordering fields.
@@ -211,14 +190,14 @@ type listRow struct {
 type shardQuery struct {
 	client API
 	in     *dynamodb.QueryInput
-	after  *listCursor // rows at or before it are dropped
-	rows   []listRow   // fetched, not yet taken
-	done   bool        // no page left
+	after  *store.Cursor // rows at or before it are dropped
+	rows   []listRow     // fetched, not yet taken
+	done   bool          // no page left
 }
 
 // shardQuery prepares the query of shard: descending listSort, from just above the cursor
 // (every head of the cursor's UpdatedAt is read; peek drops those at or before it).
-func (s *Store) shardQuery(shard int, opts store.ListOptions, after *listCursor, pageSize int) *shardQuery {
+func (s *Store) shardQuery(shard int, opts store.ListOptions, after *store.Cursor, pageSize int) *shardQuery {
 	x := newExpr()
 	keyCond := x.n(attrListKey) + " = " + x.v("listKey", str(listShardKey(shard)))
 	if after != nil {
