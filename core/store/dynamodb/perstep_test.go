@@ -1,21 +1,29 @@
 package dynamodb_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	sdk "github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/session"
 	ddbstore "github.com/archmax-ai/archmax/core/store/dynamodb"
 	"github.com/archmax-ai/archmax/core/store/memory"
+	s3store "github.com/archmax-ai/archmax/core/store/s3"
 	"github.com/archmax-ai/archmax/local/dynamotest"
 )
 
@@ -134,65 +142,92 @@ func TestBytesWrittenPerAgentStep(t *testing.T) {
 	}
 }
 
-// setBig writes a 300 KB variable, then answers.
-type setBig struct {
+// bigValues calls a host tool returning 1.5 MB, writes a 300 KB variable, then answers.
+type bigValues struct {
 	value string
 	n     atomic.Int64
 }
 
-func (s *setBig) Converse(_ context.Context, _ *model.Request) (*model.Response, error) {
-	if s.n.Add(1) == 1 {
-		input, _ := json.Marshal(map[string]any{"variables": map[string]any{"report": s.value}})
+func (b *bigValues) Converse(_ context.Context, _ *model.Request) (*model.Response, error) {
+	use := func(name string, args map[string]any) (*model.Response, error) {
+		input, _ := json.Marshal(args)
 		return &model.Response{StopReason: model.StopToolUse, Message: model.Message{Role: model.RoleAssistant, Content: []model.Block{
-			{Kind: model.BlockToolUse, ToolUse: &model.ToolUse{ID: "tu_1", Name: "archmax_set_variables", Input: input}}}}}, nil
+			{Kind: model.BlockToolUse, ToolUse: &model.ToolUse{ID: fmt.Sprintf("tu_%d", b.n.Load()), Name: name, Input: input}}}}}, nil
+	}
+	switch b.n.Add(1) {
+	case 1:
+		return use("export_ledger", map[string]any{})
+	case 2:
+		return use("archmax_set_variables", map[string]any{"variables": map[string]any{"report": b.value}})
 	}
 	return &model.Response{StopReason: model.StopEndTurn, Message: model.Message{Role: model.RoleAssistant, Content: []model.Block{{Kind: model.BlockText, Text: "stored"}}}}, nil
 }
 
-// A 300 KB variable travels through the engine on DynamoDB: the record body and the tool
-// message go to blobs, every item stays under 400 KB, and the value reads back identical in
-// a later call (a fresh engine, as a later Lambda invocation).
-func TestLargeVariableThroughTheEngine(t *testing.T) {
+// Issue "Durable on AWS" acceptance: a 1.5 MB tool result and a 300 KB variable through the
+// engine on DynamoDB Local + S3 (gofakes3): the result is offloaded to the session's files
+// and the variable lives in a content-addressed blob, every DynamoDB item stays under
+// 400 KB, and both read back byte-identical in a later call (a fresh engine, as a later
+// Lambda invocation).
+func TestLargeValuesThroughTheEngine(t *testing.T) {
 	client, table := dynamotest.NewTable(t)
 	ctx := context.Background()
-	authored := memory.NewFiles()
-	if err := authored.Write(ctx, "workflows/wf/workflow.yaml", []byte("states:\n  work:\n    triggers:\n      manual:\n")); err != nil {
+	srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
+	t.Cleanup(srv.Close)
+	s3c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("archmax-test")}); err != nil {
 		t.Fatal(err)
 	}
-	big := make([]byte, 300<<10)
-	for i := range big {
-		big[i] = "abcdefghijklmnopqrstuvwxyz0123456789 \"\n"[i%39]
+	blobs := s3store.NewBlobs(s3c, "archmax-test", "sessions/")
+	files := s3store.NewFiles(s3c, "archmax-test", "sessions/")
+	authored := memory.NewFiles()
+	if err := authored.Write(ctx, "workflows/wf/workflow.yaml", []byte("states:\n  work:\n    triggers:\n      manual:\n    tools:\n      allow: [export_ledger]\n")); err != nil {
+		t.Fatal(err)
 	}
-	blobs := newBlobs()
-	cfg := session.Config{Workflow: "wf", Authored: authored, Log: ddbstore.New(client, table, blobs), Files: memory.NewFiles(),
-		Model: &setBig{value: string(big)}, ModelID: "m"}
+	const line = "ledger line, amount 12.50\n"
+	ledger := make([]byte, 1500<<10)
+	for i := range ledger {
+		ledger[i] = line[i%len(line)]
+	}
+	big := strings.Repeat("report \"quoted\" line\n", 300<<10/21)
+	tool := session.HostTool{Name: "export_ledger", Description: "Export the ledger.", InputSchema: json.RawMessage(`{"type":"object"}`),
+		Handler: func(context.Context, session.HostCall) (string, error) { return string(ledger), nil }}
+	cfg := session.Config{Workflow: "wf", Authored: authored, Log: ddbstore.New(client, table, blobs), Files: files, Blobs: blobs,
+		Model: &bigValues{value: big}, ModelID: "m", Tools: []session.HostTool{tool}}
 	eng, err := session.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Send(ctx, "big", session.SendInput{Message: "store it"}); err != nil {
-		t.Fatal(err)
+	out, err := eng.Send(ctx, "big", session.SendInput{Message: "export and store"})
+	if err != nil || out.Kind != session.KindCompleted {
+		t.Fatalf("send: %v %+v", err, out)
 	}
-	answer := &setBig{}
-	answer.n.Store(1) // the next call just answers
+	entries, err := files.List(ctx, "big/large_tool_results")
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("offloaded results = %+v, %v", entries, err)
+	}
+	if got, err := files.Read(ctx, "big/large_tool_results/"+entries[0].Name); err != nil || !bytes.Equal(got, ledger) {
+		t.Fatalf("the 1.5 MB result did not read back identical (%d bytes, %v)", len(got), err)
+	}
+	answer := &bigValues{}
+	answer.n.Store(2) // the next call just answers
 	cfg.Model = answer
 	eng2, err := session.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := eng2.Send(ctx, "big", session.SendInput{Message: "again"})
+	out, err = eng2.Send(ctx, "big", session.SendInput{Message: "again"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := out.Variables["report"].Value.(string); got != string(big) {
+	if got, _ := out.Variables["report"].Value.(string); got != big {
 		t.Fatalf("the 300 KB variable did not read back identical (%d bytes)", len(got))
 	}
-	assertItemsUnder400KB(t, client, table)
-	blobs.mu.Lock()
-	defer blobs.mu.Unlock()
-	if len(blobs.blobs) < 2 { // the record body and the assistant message carrying the value
-		t.Errorf("%d blobs stored, want the large body and message offloaded", len(blobs.blobs))
+	listed, err := s3c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("archmax-test"), Prefix: aws.String("sessions/big/_blobs/")})
+	if err != nil || len(listed.Contents) == 0 {
+		t.Fatalf("no blobs under sessions/big/_blobs/: %v", err)
 	}
+	assertItemsUnder400KB(t, client, table)
 }
 
 // assertItemsUnder400KB scans the table and checks every item by DynamoDB's size rule.
