@@ -26,6 +26,10 @@ const (
 	CodeOutput       = "code-output"
 	ModelUsage       = "model-usage"
 	Warning          = "warning"
+	Parked           = "parked"
+	Decided          = "decided"
+	ParkMessage      = "park-message"
+	Delivered        = "delivered"
 )
 
 // Origin is SESSION_ORIGIN, the `from` of a turn's opening advance.

@@ -164,7 +164,10 @@ type callEffect struct {
 	moveKind   transcript.TrailKind
 	moveReason string
 	raise      *Exit
-	terminal   string // a terminal governance block: the state fails with this reason
+	terminal   string        // a terminal governance block: the state fails with this reason
+	wait       *PendingInput // an accepted archmax_wait: the park to commit
+	waitCall   string        // the archmax_wait call id
+	failure    string        // the state fails with this reason (a wait over its park budget)
 }
 
 // runToolCalls answers every call of one assistant message in order (spec 02 §7.1: a tool
@@ -183,7 +186,7 @@ func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepRes
 		switch {
 		case c.Name == writeTodosTool && todoCalls > 1:
 			text, isErr = workspace.TodosParallel, true // BR-48: none of them runs
-		case eff.moveTo != "" || eff.raise != nil:
+		case eff.moveTo != "" || eff.raise != nil || eff.wait != nil || eff.failure != "":
 			to := eff.moveTo
 			if to == "" {
 				to = st.Slug
@@ -198,13 +201,17 @@ func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepRes
 			if err != nil {
 				return stepResult{}, err
 			}
-			if e2.moveTo != "" || e2.raise != nil || e2.terminal != "" {
-				if e2.terminal != "" && eff.terminal == "" {
-					eff.terminal = e2.terminal
-				}
-				if e2.moveTo != "" || e2.raise != nil {
-					eff.moveTo, eff.moveKind, eff.moveReason, eff.raise = e2.moveTo, e2.moveKind, e2.moveReason, e2.raise
-				}
+			if e2.terminal != "" && eff.terminal == "" {
+				eff.terminal = e2.terminal
+			}
+			if e2.moveTo != "" || e2.raise != nil {
+				eff.moveTo, eff.moveKind, eff.moveReason, eff.raise = e2.moveTo, e2.moveKind, e2.moveReason, e2.raise
+			}
+			if e2.wait != nil {
+				eff.wait, eff.waitCall = e2.wait, c.ID
+			}
+			if e2.failure != "" {
+				eff.failure = e2.failure
 			}
 		}
 		r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, Tool: c.Name, Text: text, Error: isErr, Blocked: blocked, State: st.Slug})
@@ -212,6 +219,10 @@ func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepRes
 	switch {
 	case eff.terminal != "":
 		return stepResult{failure: eff.terminal}, nil
+	case eff.failure != "":
+		return stepResult{failure: eff.failure}, nil
+	case eff.wait != nil:
+		return r.waitPark(st, eff.wait, eff.waitCall)
 	case eff.raise != nil:
 		return stepResult{settled: &settlement{status: StatusFailed, exit: eff.raise}}, nil
 	case eff.moveTo != "":
@@ -264,7 +275,7 @@ func (r *run) govern(st *spec.State, origin kernel.Origin, callID, tool string, 
 	if escaped != "" {
 		return early(pathEscapeRefusal(tool, escaped))
 	}
-	v := kernel.Decide(pol, kernel.Action{Tool: tool, Args: args, State: st.Slug, Origin: origin, Paths: uses})
+	v := kernel.Decide(pol, kernel.Action{Tool: tool, Args: args, State: st.Slug, Origin: origin, Paths: uses, ReplyOnly: r.replyOnly})
 	if v.Allow {
 		return args, nil
 	}

@@ -41,6 +41,16 @@ func (r *run) control(st *spec.State, origin kernel.Origin, callID, tool string,
 		r.moveTo(entry, transcript.TrailReset, strings.TrimSpace(reason), callID, true)
 		r.rec.Rejected = ""
 		return replyReset(entry), false, callEffect{moveTo: entry, moveKind: transcript.TrailReset, moveReason: reason}
+	case spec.WaitTool:
+		in, problem, budget := r.checkWait(st, args)
+		if problem != "" {
+			eff := callEffect{}
+			if budget {
+				eff.failure = strings.TrimPrefix(problem, "archmax_wait rejected: ")
+			}
+			return problem, true, eff
+		}
+		return replyWaiting(st.Slug, in.ResumeAt), false, callEffect{wait: in}
 	case spec.GetVariablesTool:
 		text, ok := r.getVariables(args)
 		return text, !ok, callEffect{}
@@ -94,6 +104,7 @@ func (r *run) checkAdvance(st *spec.State, args map[string]any) (string, string,
 	if len(problems) > 0 {
 		return "", "", "invalid arguments — " + strings.Join(problems, "; ")
 	}
+	var accepted []string
 	if len(evidence) > 0 {
 		if target := r.sp.State(to); target == nil || target.Type != "human" {
 			return "", "", fmt.Sprintf("evidence can only be attached when advancing into a human decision state, and '%s' is not one — nothing would present it. Call again without 'evidence'.", to)
@@ -101,11 +112,26 @@ func (r *run) checkAdvance(st *spec.State, args map[string]any) (string, string,
 		if len(evidence) > spec.MaxAdvanceEvidence {
 			return "", "", fmt.Sprintf("%d evidence paths were attached; at most 20 may be. Attach the artifacts the decision actually rests on.", len(evidence))
 		}
+		for _, raw := range evidence {
+			p, err := kernel.CanonicalPath(strings.TrimSpace(raw))
+			switch {
+			case err != nil:
+				return "", "", fmt.Sprintf("evidence path '%s' points outside the workspace.", raw)
+			case p == "":
+				return "", "", "an evidence path is empty — name a file, not the workspace root."
+			case slices.Contains(kernel.InternalDirs, strings.SplitN(p, "/", 2)[0]) || strings.SplitN(p, "/", 2)[0] == spec.AuthoringPrefix:
+				return "", "", fmt.Sprintf("evidence path '%s' addresses a runtime-internal area, which is not readable — attach what you wrote under 'scratchpad/'.", raw)
+			}
+			if !slices.Contains(accepted, p) {
+				accepted = append(accepted, p)
+			}
+		}
 	}
 	v := kernel.DecideTransition(r.policy(), st.Slug, to, func(name string) bool { _, ok := r.rec.Variables[name]; return ok })
 	if !v.Allow {
 		return "", "", v.Reason
 	}
+	r.rec.PendingEvidence = accepted
 	return to, strings.TrimSpace(reason), ""
 }
 
@@ -247,6 +273,10 @@ var controlSpecs = map[string]struct{ desc, schema string }{
 	spec.SetVariablesTool: {
 		"Write run variables (whole values; several at once, all or nothing). Variables the host set are locked. `lock: true` locks what you write.",
 		`{"type":"object","properties":{"variables":{"type":"object","description":"Variable name to JSON value."},"lock":{"type":"boolean"}},"required":["variables"]}`,
+	},
+	spec.WaitTool: {
+		"Park the run in this state until something arrives from outside (a reply, an event, a timer). Say what you wait for in `reason`; `until` (a duration such as 30m, 2h, 1d, or an ISO-8601 instant) schedules a wake. Stop working after calling it.",
+		`{"type":"object","properties":{"reason":{"type":"string","description":"What the run is waiting for."},"until":{"type":"string","description":"When to wake if nothing arrives first: 30m, 2h, 1d, or an ISO-8601 instant."}},"required":["reason"]}`,
 	},
 	writeTodosTool: {
 		"Keep a short plan for this run: replace the whole todo list. Use it for work of several steps; mark one item in_progress at a time and completed when done. Call it at most once per answer.",

@@ -63,6 +63,8 @@ type Config struct {
 	// read-only unless served writable, `Governed` ones reachable only where granted
 	// (checked at New: *MountCollisionError, *AuthoringBackendExposedError).
 	Mounts []workspace.Mount
+	// Scheduler, when set, arranges the wake of a park with a resumeAt (DESIGN.md §5).
+	Scheduler Scheduler
 	// Blobs, when set, holds variable values over 16 KiB (content-addressed) so the session
 	// record stays small; without it every value stays inline (fs and memory stores).
 	Blobs store.Blobs
@@ -154,19 +156,18 @@ func (e *Engine) readOptional(ctx context.Context, key string) string {
 	return string(b)
 }
 
-// Send runs one call on a session (spec 02 §1.3, §1.4): a new turn from the session's
-// position, or from the trigger's entry state for a new session. Errors (nothing further is
-// committed after the last durable step): *spec.SessionStoreIdError, *EmptyMessageError,
-// *spec.InvalidVariableNameError, *spec.InvalidTitleError, *spec.UnknownTriggerError,
+// Send runs one call on a session (spec 02 §1.3): on a session parked at a human state a
+// reply, on one parked awaiting input a delivery (with in's trigger, default manual), else
+// a new turn from the session's position (or the trigger's entry state for a new session).
+// Errors (nothing further is committed after the last durable step):
+// *spec.SessionStoreIdError, *EmptyMessageError, *spec.InvalidVariableNameError,
+// *spec.InvalidTitleError, *InvalidTurnFileError, *spec.UnknownTriggerError,
 // *spec.WorkflowLoadError, *UnknownWorkflowError, *WorkflowMismatchError,
 // *SessionNotResumableError, *TurnAbortedError, *model.CallError, store errors.
 func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Outcome, error) {
 	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {
 		return nil, err
-	}
-	if strings.TrimSpace(in.Message) == "" {
-		return nil, &EmptyMessageError{SessionID: id}
 	}
 	seeds := map[string]any{}
 	maps.Copy(seeds, e.cfg.Seeds)
@@ -186,6 +187,30 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 			return nil, &spec.InvalidTitleError{Detail: d, Source: "seeded"}
 		}
 	}
+	return e.withSession(ctx, id, func(r *run) (*Outcome, error) {
+		switch {
+		case r.parked(ChannelDecision):
+			if len(in.Files) > 0 {
+				return nil, &InvalidTurnFileError{Variable: slices.Sorted(maps.Keys(in.Files))[0], Cause: "a person holds the session (it is parked at a human state); only a reply is accepted"}
+			}
+			return r.reply(in.Message)
+		case r.parked(ChannelInput):
+			trigger := in.Trigger
+			if strings.TrimSpace(trigger) == "" {
+				trigger = spec.ManualTrigger
+			}
+			return r.deliver(Delivery{Trigger: trigger, Variables: in.Variables, Message: in.Message, Files: in.Files})
+		}
+		if strings.TrimSpace(in.Message) == "" {
+			return nil, &EmptyMessageError{SessionID: id}
+		}
+		return r.turn(in, seeds)
+	})
+}
+
+// withSession loads the workflow, takes the session's writer lease (kept alive while fn
+// runs, released after), loads the session and runs fn on it.
+func (e *Engine) withSession(ctx context.Context, id string, fn func(r *run) (*Outcome, error)) (*Outcome, error) {
 	wf, err := e.loadWorkflow(ctx)
 	if err != nil {
 		return nil, err
@@ -219,7 +244,7 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 	if r.rec.Workflow != e.cfg.Workflow {
 		return nil, &WorkflowMismatchError{SessionID: id, Workflow: r.rec.Workflow, Requested: e.cfg.Workflow}
 	}
-	return r.turn(in, seeds)
+	return fn(r)
 }
 
 // checkTurnFile validates one turn file before anything is written (spec 02 §1.8).
@@ -324,7 +349,7 @@ var implemented = func() map[string]bool {
 	for _, t := range workspace.Tools() {
 		m[t] = true
 	}
-	for _, t := range []string{spec.AdvanceTool, spec.RaiseTool, spec.ResetTool, spec.GetVariablesTool, spec.SetVariablesTool, spec.GetHistoryTool, writeTodosTool} {
+	for _, t := range []string{spec.AdvanceTool, spec.RaiseTool, spec.ResetTool, spec.WaitTool, spec.GetVariablesTool, spec.SetVariablesTool, spec.GetHistoryTool, writeTodosTool} {
 		m[t] = true
 	}
 	return m

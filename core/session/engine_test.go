@@ -423,30 +423,6 @@ states:
 	}
 }
 
-func TestHumanStateNotSupportedYet(t *testing.T) {
-	wf := `
-states:
-  ask:
-    triggers:
-      manual:
-    transitions:
-      - to: review
-        description: ready
-  review:
-    type: human
-    instructions: Decide.
-    transitions:
-      - to: ask
-        description: back
-`
-	h := newHarness(t, wf, nil)
-	h.script(calls("", advance("review", "ready")))
-	out := h.send("s1", "hi", nil)
-	if out.Kind != KindRejected || !strings.Contains(out.Rejected, "does not support yet") {
-		t.Fatalf("outcome %s %q", out.Kind, out.Rejected)
-	}
-}
-
 func TestSendErrors(t *testing.T) {
 	h := newHarness(t, twoAgents, nil)
 	e := h.engine()

@@ -1,6 +1,9 @@
 package session
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // SessionNotResumableError: another call holds the session's writer lease, or the session
 // changed under this writer (spec 02 §1.3 step 3, §15 Q1). HTTP 409.
@@ -27,10 +30,16 @@ func (e *SessionNotResumableError) Error() string {
 // Name returns the spec error name.
 func (e *SessionNotResumableError) Name() string { return "SessionNotResumableError" }
 
-// EmptyMessageError: a turn (or reply) without a message (spec 02 §1.4 step 3). HTTP 400.
-type EmptyMessageError struct{ SessionID string }
+// EmptyMessageError: a turn (or reply) without a message (spec 02 §1.4 step 3, §3.6). HTTP 400.
+type EmptyMessageError struct {
+	SessionID string
+	Reply     bool // the message was a reply to a human park
+}
 
 func (e *EmptyMessageError) Error() string {
+	if e.Reply {
+		return fmt.Sprintf("A message is required to reply to session '%s': there is nothing to answer, and a parked session is not moved by an empty turn.", e.SessionID)
+	}
 	return fmt.Sprintf("A message is required to start a turn on session '%s': say what is being asked.", e.SessionID)
 }
 
@@ -82,3 +91,64 @@ func (e *InvalidTurnFileError) Error() string {
 
 // Name returns the spec error name.
 func (e *InvalidTurnFileError) Name() string { return "InvalidTurnFileError" }
+
+// SessionNotParkedError: a decision (or reply) for a session not parked at a human state
+// (spec 02 §3.4, §3.6). HTTP 409.
+type SessionNotParkedError struct{ SessionID string }
+
+func (e *SessionNotParkedError) Error() string {
+	return fmt.Sprintf("Session '%s' is not parked at a human state; there is nothing to decide.", e.SessionID)
+}
+
+// Name returns the spec error name.
+func (e *SessionNotParkedError) Name() string { return "SessionNotParkedError" }
+
+// InvalidDecisionTargetError: the decision names no transition of the park (spec 02 §3.4).
+// HTTP 422.
+type InvalidDecisionTargetError struct {
+	SessionID, Target string
+	ValidTargets      []string
+}
+
+func (e *InvalidDecisionTargetError) Error() string {
+	choices := strings.Join(e.ValidTargets, ", ")
+	if e.Target == "" {
+		return fmt.Sprintf("A decision target is required for session '%s'. Choose one of: %s.", e.SessionID, choices)
+	}
+	return fmt.Sprintf("'%s' is not a valid decision target for session '%s'. Choose one of: %s.", e.Target, e.SessionID, choices)
+}
+
+// Name returns the spec error name.
+func (e *InvalidDecisionTargetError) Name() string { return "InvalidDecisionTargetError" }
+
+// SessionNotAwaitingInputError: a delivery for a session without an input park (spec 02
+// §4.3). HTTP 409.
+type SessionNotAwaitingInputError struct{ SessionID string }
+
+func (e *SessionNotAwaitingInputError) Error() string {
+	return fmt.Sprintf("Session '%s' is not parked awaiting an event; there is nothing to deliver to. A session awaiting a human decision resumes through a decision instead.", e.SessionID)
+}
+
+// Name returns the spec error name.
+func (e *SessionNotAwaitingInputError) Name() string { return "SessionNotAwaitingInputError" }
+
+// MissingDeliveryTriggerError: a delivery without a trigger id (spec 02 §4.3). HTTP 400.
+type MissingDeliveryTriggerError struct{ SessionID string }
+
+func (e *MissingDeliveryTriggerError) Error() string {
+	return fmt.Sprintf("A trigger id is required to deliver to session '%s': it becomes the session's current trigger, the `trigger` variable and the reason of the trail step. Any id is accepted — a park awaits no particular one.", e.SessionID)
+}
+
+// Name returns the spec error name.
+func (e *MissingDeliveryTriggerError) Name() string { return "MissingDeliveryTriggerError" }
+
+// ParkNotLiveError: a resume named a park that is no longer the live one (DESIGN.md §5):
+// it was answered already, or replaced. HTTP 409.
+type ParkNotLiveError struct{ SessionID, ParkID, LiveParkID string }
+
+func (e *ParkNotLiveError) Error() string {
+	return fmt.Sprintf("Park '%s' of session '%s' is no longer live: it was answered already (the live park is '%s').", e.ParkID, e.SessionID, e.LiveParkID)
+}
+
+// Name returns the error name.
+func (e *ParkNotLiveError) Name() string { return "ParkNotLiveError" }

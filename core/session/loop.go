@@ -35,6 +35,8 @@ func (r *run) loop() (settlement, error) {
 			res, err = r.agentStep(st)
 		case "code":
 			res, err = r.codeStep(st)
+		case "human":
+			res, err = r.presentDecision(st)
 		default:
 			res = stepResult{settled: &settlement{status: StatusRejected, reason: notSupportedYet(st.Type, st.Slug)}}
 		}

@@ -6,7 +6,10 @@ package session
 // the spec section each comes from is named beside it.
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -112,3 +115,75 @@ func disabledRefusal(slug string) string {
 const malformedToolCall = "the model produced a tool call whose name or id no model endpoint accepts; it was not run"
 
 const truncatedToolCall = "the model's answer was cut off at its token limit in the middle of a tool call; the incomplete call was not run"
+
+// noteDecision is the [decision] note (spec 02 §5.3).
+func noteDecision(state, to, typ, comment string) string {
+	label := fmt.Sprintf("'%s'", to)
+	if typ != "" && typ != "none" {
+		label = fmt.Sprintf("%s → '%s'", typ, to)
+	}
+	s := fmt.Sprintf("[decision] A human selected %s at the '%s' checkpoint", label, state)
+	if comment != "" {
+		s += ": " + comment + "."
+	} else {
+		s += "."
+	}
+	return s + fmt.Sprintf(" The run has already been routed: you are now in '%s'. Do its work and continue from here.", to)
+}
+
+// noteEvent is the [event] note (spec 02 §5.3); delivered values are quoted as JSON in
+// name order.
+func noteEvent(trigger, state string, vars map[string]any, withMessage bool) string {
+	s := fmt.Sprintf("[event] '%s' arrived while the run waited in '%s'", trigger, state)
+	if len(vars) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(vars)) {
+			b, _ := json.Marshal(vars[k])
+			parts = append(parts, k+"="+string(b))
+		}
+		s += ": " + strings.Join(parts, ", ") + " (also readable as run variables)"
+	} else {
+		s += "."
+	}
+	s += fmt.Sprintf(" You are still in '%s'; continue from here.", state)
+	if withMessage {
+		s += " The person's message that came with it follows."
+	}
+	return s
+}
+
+// Reply-only situations and directive (spec 02 §14.3).
+type replySituation int
+
+const (
+	handoffFresh  replySituation = iota // a fresh handoff into a human state
+	handoffRouted                       // a decision routed the run into another human state
+	replyOnPark                         // a person's message on a decision park
+	inputPark                           // a wait's closing message
+)
+
+func replyOnlyDirective(s replySituation, label, reason string) string {
+	var first string
+	switch s {
+	case replyOnPark:
+		first = fmt.Sprintf("This run is parked at the %s checkpoint and a person is deciding what happens next. Answer the message in front of you from what the conversation already shows: what has been done, and that the decision is with them. You cannot make that decision, predict it, or announce it.", label)
+	case inputPark:
+		first = fmt.Sprintf("You have parked this run: it stays in %s until something arrives from outside (%s). Tell whoever you are talking to what you have done and what you are waiting for.", label, reason)
+	case handoffRouted:
+		first = fmt.Sprintf("A decision has routed this run to %s, which is now waiting for a person's decision. Tell whoever you are talking to where the run stands and that it is with a reviewer — do not promise what they will decide.", label)
+	default:
+		first = fmt.Sprintf("You have just handed this run to a person: %s is now waiting for their decision, and your own work here is finished. Tell whoever you are talking to what you did and that it is now with a reviewer — do not promise what they will decide.", label)
+	}
+	return first + "\n\nWrite one short message to them, in your own voice, and nothing else. This turn has no tools: you cannot read, write, move the run, or do any further work, and the run does not continue when you finish — it stays parked until someone else acts."
+}
+
+// archmax_wait texts (spec 01 §7.2, 02 §4.2; the scheduled-wake sentence is this bundle's).
+const waitNoReason = "archmax_wait rejected: a non-empty 'reason' is required — say what the run is waiting for."
+
+func replyWaiting(state, resumeAt string) string {
+	s := fmt.Sprintf("Waiting in state '%s'. The run is parked here and will continue in this same state when an event is delivered; stop working now.", state)
+	if resumeAt != "" {
+		s += fmt.Sprintf(" It will be woken at %s if nothing arrives first; an earlier event resumes it just the same.", resumeAt)
+	}
+	return s
+}

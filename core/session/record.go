@@ -68,20 +68,24 @@ func (u *Usage) Empty() bool {
 // record is the engine's session record stored as the head Body (spec 02 §9.3 logical
 // fields; the transcript and trail live in the log items).
 type record struct {
-	Workflow       string                        `json:"workflow"`
-	Status         Status                        `json:"status"`
-	State          string                        `json:"state"`
-	OpeningState   string                        `json:"openingState,omitempty"`
-	CurrentTrigger string                        `json:"currentTrigger,omitempty"`
-	Variables      map[string]spec.VariableEntry `json:"variables"`
-	Exit           *Exit                         `json:"exit,omitempty"`
-	Rejected       string                        `json:"rejected,omitempty"`
-	Usage          *Usage                        `json:"usage,omitempty"`
-	SpecHash       string                        `json:"specHash,omitempty"`
-	Calls          int                           `json:"calls"`
-	StateTurns     *stateTurns                   `json:"stateTurns,omitempty"`
-	EventSeq       int64                         `json:"eventSeq"`
-	Todos          []workspace.Todo              `json:"todos,omitempty"` // the plan (write_todos, BR-48)
+	Workflow        string                        `json:"workflow"`
+	Status          Status                        `json:"status"`
+	State           string                        `json:"state"`
+	OpeningState    string                        `json:"openingState,omitempty"`
+	CurrentTrigger  string                        `json:"currentTrigger,omitempty"`
+	Variables       map[string]spec.VariableEntry `json:"variables"`
+	Exit            *Exit                         `json:"exit,omitempty"`
+	Rejected        string                        `json:"rejected,omitempty"`
+	Usage           *Usage                        `json:"usage,omitempty"`
+	SpecHash        string                        `json:"specHash,omitempty"`
+	Calls           int                           `json:"calls"`
+	StateTurns      *stateTurns                   `json:"stateTurns,omitempty"`
+	EventSeq        int64                         `json:"eventSeq"`
+	Todos           []workspace.Todo              `json:"todos,omitempty"`           // the plan (write_todos, BR-48)
+	Park            *Park                         `json:"park,omitempty"`            // the live suspension
+	DecisionCount   int                           `json:"decisionCount,omitempty"`   // last decision-park seq used
+	ParkCounts      map[string]int                `json:"parkCounts,omitempty"`      // maxParks counters, cleared per turn
+	PendingEvidence []string                      `json:"pendingEvidence,omitempty"` // an advance's evidence for the next human park
 }
 
 type stateTurns struct {
@@ -105,6 +109,11 @@ type Outcome struct {
 	Messages    []transcript.Message          `json:"messages"`
 	AuditTrail  []transcript.TrailStep        `json:"auditTrail"`
 	Turn        int                           `json:"turn"` // the session's call number (1-based)
+	// Pending is the park record when Kind is parked; ParkedChannel names its channel.
+	Pending       *Park       `json:"pending,omitempty"`
+	ParkedChannel ParkChannel `json:"parkedChannel,omitempty"`
+	// Reparked: a decide, deliver or reply call that ended parked again.
+	Reparked bool `json:"reparked,omitempty"`
 }
 
 // SendInput is one call on a session (spec 02 §1.2).

@@ -49,6 +49,10 @@ type run struct {
 	steps                                    int
 	leasedAt                                 time.Time       // when the lease was last taken or renewed
 	knownBlobs                               map[string]bool // variable blobs already stored
+	replyOnly                                bool            // a reply-only call is in progress (GOV-20b)
+	lastReplyOnlyText                        string          // what the last reply-only call said
+	disposition                              Disposition     // how this call was classified
+	reparked                                 bool            // a resume that ended parked again
 }
 
 // settlement is how the state loop ended.
@@ -149,6 +153,9 @@ func (r *run) commit() error {
 	h.Trail += int64(len(r.pendingTrail))
 	h.Events += int64(len(r.pendingEvents))
 	h.ParkDue = ""
+	if p := r.rec.Park; p != nil && p.Input != nil && r.rec.Status == StatusAwaitingInput {
+		h.ParkDue = p.Input.ResumeAt
+	}
 	h.Lease = nil
 	c := &store.Commit{ExpectedVersion: r.head.Version, Head: h, Messages: r.pendingMsgs, Trail: r.pendingTrail, Events: r.pendingEvents}
 	// a commit must land even when the caller's context was just cancelled: what ran is kept
@@ -286,6 +293,7 @@ func (r *run) turn(in SendInput, seeds map[string]any) (*Outcome, error) {
 	}
 	// 11. turn reset
 	r.rec.Rejected, r.rec.Exit, r.rec.StateTurns = "", nil, nil
+	r.rec.Park, r.rec.ParkCounts, r.rec.PendingEvidence = nil, nil, nil
 	r.rec.Status = StatusRunning
 	// 12. arrival
 	r.emit(events.StateEnter, map[string]any{"state": pos})
@@ -342,9 +350,13 @@ func (r *run) settle(s settlement) (*Outcome, error) {
 	if err := r.commit(); err != nil {
 		return nil, err
 	}
+	disposition := r.disposition
+	if disposition == "" {
+		disposition = DispositionTurn
+	}
 	out := &Outcome{
 		SessionID:   r.id,
-		Disposition: DispositionTurn,
+		Disposition: disposition,
 		Status:      r.rec.Status,
 		State:       r.rec.State,
 		Reply:       transcript.LastAgentText(r.msgs),
@@ -359,6 +371,10 @@ func (r *run) settle(s settlement) (*Outcome, error) {
 		out.Usage = &u
 	}
 	switch r.rec.Status {
+	case StatusAwaitingDecision, StatusAwaitingInput:
+		out.Kind, out.Pending, out.ParkedChannel = KindParked, r.rec.Park, r.rec.Park.Channel
+		out.State = r.rec.Park.State()
+		out.Reparked = disposition != DispositionTurn
 	case StatusRejected:
 		out.Kind, out.Rejected = KindRejected, r.rec.Rejected
 	case StatusFailed:

@@ -1,0 +1,525 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/kernel"
+	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/transcript"
+)
+
+// ParkChannel is what a parked session waits for (spec 02 §0.1).
+type ParkChannel string
+
+const (
+	ChannelDecision ParkChannel = "decision" // a person's decision at a human state
+	ChannelInput    ParkChannel = "input"    // an outside event (archmax_wait)
+)
+
+// Park is a session's live suspension (spec 02 §3.2, §4.2). ParkID is minted when the park
+// is created (a reply's re-park keeps it); decide, deliver and wake may name it.
+type Park struct {
+	ParkID   string           `json:"parkId"`
+	Channel  ParkChannel      `json:"channel"`
+	Decision *PendingDecision `json:"decision,omitempty"`
+	Input    *PendingInput    `json:"input,omitempty"`
+}
+
+// State is the parked state.
+func (p *Park) State() string {
+	if p.Decision != nil {
+		return p.Decision.State
+	}
+	if p.Input != nil {
+		return p.Input.State
+	}
+	return ""
+}
+
+// PendingDecision is a human state's park record (spec 02 §3.2).
+type PendingDecision struct {
+	State       string               `json:"state"`
+	Title       string               `json:"title,omitempty"`
+	Seq         int                  `json:"seq"`
+	Transitions []DecisionTransition `json:"transitions"`
+	Evidence    []string             `json:"evidence,omitempty"`
+	CreatedAt   string               `json:"createdAt"`
+	Approvers   []string             `json:"approvers,omitempty"`
+}
+
+// DecisionTransition is one choice offered to the person.
+type DecisionTransition struct {
+	To          string `json:"to"`
+	Description string `json:"description,omitempty"`
+	Type        string `json:"type,omitempty"`
+}
+
+// PendingInput is an archmax_wait park record (spec 02 §4.2); ResumeAt is set with `until`.
+type PendingInput struct {
+	State    string `json:"state"`
+	Title    string `json:"title,omitempty"`
+	Reason   string `json:"reason"`
+	ParkedAt string `json:"parkedAt"`
+	ResumeAt string `json:"resumeAt,omitempty"`
+}
+
+// Decision is a person's choice at a human park (spec 02 §3.4).
+type Decision struct {
+	To      string
+	Comment string
+	ParkID  string // optional: the park it answers (refused when no longer live)
+}
+
+// Delivery resumes an archmax_wait park (spec 02 §4.3).
+type Delivery struct {
+	Trigger   string
+	Variables map[string]any
+	Message   string
+	Files     map[string]TurnFile
+	ParkID    string // optional: the park it answers
+}
+
+// TimerTrigger is the trigger a scheduled wake delivers, with the variable `now`.
+const TimerTrigger = "timer"
+
+// parked reports whether the session is parked on channel: status and a live park both.
+func (r *run) parked(ch ParkChannel) bool {
+	p := r.rec.Park
+	if p == nil || p.Channel != ch {
+		return false
+	}
+	return (ch == ChannelDecision && r.rec.Status == StatusAwaitingDecision) || (ch == ChannelInput && r.rec.Status == StatusAwaitingInput)
+}
+
+func newParkID() string { return "p" + newMessageID()[1:] }
+
+// stateLabel is `'<slug>' (<title>)`, or `'<slug>'` (spec 02 §14.3).
+func (r *run) stateLabel(slug string) string {
+	if st := r.sp.State(slug); st != nil && strings.TrimSpace(st.Title) != "" {
+		return fmt.Sprintf("'%s' (%s)", slug, strings.TrimSpace(st.Title))
+	}
+	return fmt.Sprintf("'%s'", slug)
+}
+
+// presentDecision parks the session at a human state (spec 02 §3.1): the record is
+// committed first, then one reply-only handoff message, then the call settles parked.
+func (r *run) presentDecision(st *spec.State) (stepResult, error) {
+	r.rec.DecisionCount++
+	d := &PendingDecision{State: st.Slug, Title: strings.TrimSpace(st.Title), Seq: r.rec.DecisionCount,
+		CreatedAt: r.e.now(), Approvers: st.Approvers}
+	for _, t := range st.Transitions {
+		d.Transitions = append(d.Transitions, DecisionTransition{To: t.To, Description: strings.TrimSpace(t.Description), Type: t.Type})
+	}
+	for _, p := range append(slices.Clone(st.Evidence), r.rec.PendingEvidence...) {
+		if p = strings.TrimSpace(p); p != "" && !slices.Contains(d.Evidence, p) {
+			d.Evidence = append(d.Evidence, p)
+		}
+	}
+	r.rec.PendingEvidence = nil
+	r.rec.Park = &Park{ParkID: newParkID(), Channel: ChannelDecision, Decision: d}
+	r.rec.Status = StatusAwaitingDecision
+	r.emit(events.Parked, map[string]any{"state": st.Slug, "sessionId": r.id, "awaiting": string(ChannelDecision), "parkId": r.rec.Park.ParkID})
+	if err := r.commit(); err != nil {
+		return stepResult{}, err
+	}
+	situation := handoffFresh
+	if n := len(r.msgs); n > 0 && r.msgs[n-1].Role == transcript.RoleRuntime {
+		situation = handoffRouted
+	}
+	if err := r.replyOnlyCall(st, replyOnlyDirective(situation, r.stateLabel(st.Slug), "")); err != nil {
+		return stepResult{}, err
+	}
+	return stepResult{settled: &settlement{status: StatusAwaitingDecision}}, nil
+}
+
+// replyOnlyCall makes one model call in st in which every tool call is refused
+// (tool.reply-only, GOV-20b): a handoff, a reply on a park, or a wait's closing message. A
+// model that calls a tool instead of writing leaves no message and gets no second call; a
+// failed model call leaves no message either (03 OQ-8).
+func (r *run) replyOnlyCall(st *spec.State, directive string) error {
+	r.replyOnly = true
+	defer func() { r.replyOnly = false }()
+	req := &model.Request{
+		ModelID:   r.modelID(st),
+		System:    r.systemBlocks(st),
+		Messages:  r.conv.Messages(),
+		Tools:     r.surfaceOf(st.Slug).specs,
+		MaxTokens: r.e.cfg.MaxTokens,
+		Metadata:  r.metadata(st.Slug, "agent"),
+	}
+	req.System[len(req.System)-1].Text += "\n\n" + directive
+	resp, err := r.e.cfg.Model.Converse(r.ctx, req)
+	if err != nil {
+		if r.isCancel(err) {
+			return err
+		}
+		r.warn("model", "the reply-only message could not be written: "+err.Error())
+		return nil
+	}
+	r.recordUsage(st.Slug, "agent", req.ModelID, resp)
+	var text strings.Builder
+	var calls []transcript.ToolCall
+	for _, b := range resp.Message.Content {
+		switch b.Kind {
+		case model.BlockText:
+			text.WriteString(b.Text)
+		case model.BlockToolUse:
+			args := map[string]any{}
+			_ = json.Unmarshal(b.ToolUse.Input, &args)
+			calls = append(calls, transcript.ToolCall{ID: b.ToolUse.ID, Name: b.ToolUse.Name, Args: args})
+		}
+	}
+	calls = validCalls(calls)
+	if resp.StopReason == model.StopMaxTokens {
+		calls = nil
+	}
+	if strings.TrimSpace(text.String()) == "" && len(calls) == 0 {
+		return nil
+	}
+	if len(calls) > 0 {
+		text.Reset() // a model that calls a tool instead of writing leaves no message
+	}
+	msg := r.appendMessage(transcript.Message{Role: transcript.RoleAssistant, Text: text.String(), ToolCalls: calls, State: st.Slug})
+	for _, c := range calls {
+		_, ref := r.govern(st, kernel.OriginAgent, c.ID, c.Name, c.Args)
+		reason := notATool(c.Name)
+		if ref != nil {
+			reason = ref.text
+		}
+		r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, Tool: c.Name, Text: reason, Error: true, Blocked: ref != nil && ref.blocked, State: st.Slug})
+	}
+	if t := strings.TrimSpace(msg.Text); t != "" {
+		r.emit(events.AgentText, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
+		r.lastReplyOnlyText = t
+	}
+	return nil
+}
+
+// reply answers a message to a session parked at a human state (spec 02 §3.6): the person's
+// message, one reply-only call, and the park again on the unchanged record.
+func (r *run) reply(text string) (*Outcome, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, &EmptyMessageError{SessionID: r.id, Reply: true}
+	}
+	r.rec.Calls++
+	park := r.rec.Park
+	state := park.State()
+	r.appendMessage(transcript.Message{Role: transcript.RoleUser, Text: text, State: state})
+	r.emit(events.ParkMessage, map[string]any{"state": state, "sessionId": r.id, "direction": "inbound", "text": text})
+	st := r.sp.State(state)
+	if st == nil {
+		return nil, fmt.Errorf("parked state '%s' no longer exists in the workflow", state)
+	}
+	if err := r.replyOnlyCall(st, replyOnlyDirective(replyOnPark, r.stateLabel(state), "")); err != nil {
+		return nil, r.abandon(err)
+	}
+	if r.lastReplyOnlyText != "" {
+		r.emit(events.ParkMessage, map[string]any{"state": state, "sessionId": r.id, "direction": "outbound", "text": r.lastReplyOnlyText})
+	}
+	r.disposition, r.reparked = DispositionReply, true
+	return r.settle(settlement{status: StatusAwaitingDecision})
+}
+
+// decide applies a person's decision (spec 02 §3.4) and continues the turn at the target.
+func (r *run) decide(d Decision) (*Outcome, error) {
+	if !r.parked(ChannelDecision) {
+		return nil, &SessionNotParkedError{SessionID: r.id}
+	}
+	park := r.rec.Park
+	if d.ParkID != "" && d.ParkID != park.ParkID {
+		return nil, &ParkNotLiveError{SessionID: r.id, ParkID: d.ParkID, LiveParkID: park.ParkID}
+	}
+	state := park.Decision.State
+	to := strings.TrimSpace(d.To)
+	var valid []string
+	var chosen *DecisionTransition
+	for i, t := range park.Decision.Transitions {
+		if t.To == state {
+			continue // a transition back to the parked state would end the session, not route it
+		}
+		valid = append(valid, t.To)
+		if t.To == to {
+			chosen = &park.Decision.Transitions[i]
+		}
+	}
+	st := r.sp.State(state)
+	if chosen == nil || r.sp.State(to) == nil || (st != nil && st.TransitionTo(to) == nil) {
+		return nil, &InvalidDecisionTargetError{SessionID: r.id, Target: to, ValidTargets: valid}
+	}
+	r.rec.Calls++
+	comment := strings.TrimSpace(d.Comment)
+	r.rec.Park, r.rec.Status, r.rec.Rejected, r.rec.StateTurns = nil, StatusRunning, "", nil
+	r.appendTrail(transcript.TrailStep{To: to, Kind: transcript.TrailHuman, Reason: comment})
+	r.emit(events.Decided, map[string]any{"state": state, "to": to, "sessionId": r.id})
+	r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteDecision, Text: noteDecision(state, to, chosen.Type, comment), State: to})
+	r.emit(events.StateLeave, map[string]any{"state": state, "next": to})
+	r.emit(events.StateEnter, map[string]any{"state": to})
+	r.rec.State = to
+	r.disposition = DispositionDecide
+	return r.continueLoop()
+}
+
+// deliver resumes an archmax_wait park with a trigger firing (spec 02 §4.3): files placed,
+// variables seeded locked, the [event] note and the person's message committed together,
+// then the loop continues in the parked state.
+func (r *run) deliver(d Delivery) (*Outcome, error) {
+	if !r.parked(ChannelInput) {
+		return nil, &SessionNotAwaitingInputError{SessionID: r.id}
+	}
+	park := r.rec.Park
+	if d.ParkID != "" && d.ParkID != park.ParkID {
+		return nil, &ParkNotLiveError{SessionID: r.id, ParkID: d.ParkID, LiveParkID: park.ParkID}
+	}
+	trigger := strings.TrimSpace(d.Trigger)
+	if trigger == "" {
+		return nil, &MissingDeliveryTriggerError{SessionID: r.id}
+	}
+	source := fmt.Sprintf("delivered to session '%s'", r.id)
+	for _, k := range slices.Sorted(maps.Keys(d.Variables)) {
+		if err := spec.CheckVariableName(k, source); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(d.Files)) {
+		if err := checkTurnFile(k, d.Files[k], d.Variables); err != nil {
+			return nil, err
+		}
+	}
+	r.rec.Calls++
+	state := park.Input.State
+	vars := maps.Clone(d.Variables)
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	for _, k := range slices.Sorted(maps.Keys(d.Files)) {
+		path, err := r.ws.PlaceAttachment(r.ctx, d.Files[k].Name, d.Files[k].Content)
+		if err != nil {
+			return nil, &InvalidTurnFileError{Variable: k, Cause: "the session store cannot hold it"}
+		}
+		vars[k] = path
+	}
+	r.emit(events.Delivered, map[string]any{"state": state, "trigger": trigger, "to": state, "sessionId": r.id})
+	var names []string
+	title := ""
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if k == spec.TitleVariable {
+			if detail := spec.TitleWriteError(vars[k]); detail != "" {
+				r.warn("workflow", "Delivered title ignored: "+detail)
+				continue
+			}
+			s, _ := vars[k].(string)
+			title = strings.TrimSpace(s)
+			r.rec.Variables[k] = spec.VariableEntry{Value: title}
+		} else {
+			r.rec.Variables[k] = spec.VariableEntry{Value: vars[k], Locked: true}
+		}
+		names = append(names, k)
+	}
+	if len(names) > 0 {
+		r.emit(events.VariablesSet, map[string]any{"state": state, "names": names, "locked": true})
+	}
+	if title != "" {
+		r.emit(events.TitleSet, map[string]any{"title": title, "state": state})
+	}
+	r.rec.Variables[spec.TriggerVariable] = spec.VariableEntry{Value: trigger, Locked: true}
+	r.rec.CurrentTrigger = trigger
+	message := strings.TrimSpace(d.Message)
+	r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteEvent, Text: noteEvent(trigger, state, d.Variables, message != ""), State: state})
+	if message != "" {
+		r.emit(events.ParkMessage, map[string]any{"state": state, "sessionId": r.id, "direction": "inbound", "text": message})
+		r.appendMessage(transcript.Message{Role: transcript.RoleUser, Text: message, State: state})
+	}
+	// a parked state the edit removed continues at the delivered trigger's entry, else manual's
+	if r.sp.State(state) == nil {
+		if t := r.sp.Trigger(trigger); t != nil {
+			state = t.State
+		} else if t := r.sp.Trigger(spec.ManualTrigger); t != nil {
+			state = t.State
+		} else {
+			state = r.sp.Entry()
+		}
+	}
+	r.emit(events.StateEnter, map[string]any{"state": state})
+	r.rec.Park, r.rec.Status, r.rec.State = nil, StatusRunning, state
+	r.appendTrail(transcript.TrailStep{To: state, Kind: transcript.TrailTrigger, Reason: trigger})
+	if r.e.cfg.Scheduler != nil && park.Input.ResumeAt != "" {
+		_ = r.e.cfg.Scheduler.Cancel(context.WithoutCancel(r.ctx), r.id, park.ParkID)
+	}
+	r.disposition = DispositionDeliver
+	return r.continueLoop()
+}
+
+// wake delivers the timer trigger to one park when it is due (DESIGN.md §5); a wake for a
+// park that is gone, another park, or one not yet due is a no-op that says why.
+func (r *run) wake(parkID string) (*Outcome, *WakeSkipped, error) {
+	p := r.rec.Park
+	switch {
+	case !r.parked(ChannelInput):
+		return nil, &WakeSkipped{Reason: "the session is not parked awaiting input (resumed already, or never parked)"}, nil
+	case p.ParkID != parkID:
+		return nil, &WakeSkipped{Reason: fmt.Sprintf("park '%s' is not the live park (live: '%s')", parkID, p.ParkID)}, nil
+	case p.Input.ResumeAt == "":
+		return nil, &WakeSkipped{Reason: "the park has no resumeAt"}, nil
+	}
+	now := spec.FormatInstant(r.e.cfg.Clock())
+	if now < p.Input.ResumeAt {
+		return nil, &WakeSkipped{Reason: fmt.Sprintf("the park is not due until %s", p.Input.ResumeAt)}, nil
+	}
+	out, err := r.deliver(Delivery{Trigger: TimerTrigger, Variables: map[string]any{"now": now}, ParkID: parkID})
+	return out, nil, err
+}
+
+// WakeSkipped says why a wake did nothing.
+type WakeSkipped struct{ Reason string }
+
+// continueLoop runs the state loop after a resume and settles the call.
+func (r *run) continueLoop() (*Outcome, error) {
+	if err := r.commit(); err != nil {
+		return nil, err
+	}
+	s, err := r.loop()
+	if err != nil {
+		return nil, r.abandon(err)
+	}
+	return r.settle(s)
+}
+
+// waitPark handles an accepted archmax_wait (spec 02 §4.2): the input park is committed,
+// its wake scheduled, and — when the agent said nothing since the person last spoke — one
+// closing reply-only message is owed before the call settles.
+func (r *run) waitPark(st *spec.State, in *PendingInput, callID string) (stepResult, error) {
+	if r.rec.ParkCounts == nil {
+		r.rec.ParkCounts = map[string]int{}
+	}
+	r.rec.ParkCounts[st.Slug]++
+	r.rec.Park = &Park{ParkID: newParkID(), Channel: ChannelInput, Input: in}
+	r.rec.Status = StatusAwaitingInput
+	ev := map[string]any{"state": st.Slug, "sessionId": r.id, "awaiting": string(ChannelInput), "reason": in.Reason, "callId": callID, "parkId": r.rec.Park.ParkID}
+	if in.ResumeAt != "" {
+		ev["resumeAt"] = in.ResumeAt
+	}
+	r.emit(events.Parked, ev)
+	if err := r.commit(); err != nil {
+		return stepResult{}, err
+	}
+	if in.ResumeAt != "" && r.e.cfg.Scheduler != nil {
+		at, _ := time.Parse(time.RFC3339Nano, in.ResumeAt)
+		if err := r.e.cfg.Scheduler.Schedule(context.WithoutCancel(r.ctx), r.id, r.rec.Park.ParkID, at); err != nil {
+			r.warn("scheduler", fmt.Sprintf("could not schedule the wake of park '%s' at %s: %v (the sweep will find it)", r.rec.Park.ParkID, in.ResumeAt, err))
+		}
+	}
+	if !spokeSinceLastPerson(r.msgs) {
+		if err := r.replyOnlyCall(st, replyOnlyDirective(inputPark, r.stateLabel(st.Slug), in.Reason)); err != nil {
+			return stepResult{}, err
+		}
+	}
+	return stepResult{settled: &settlement{status: StatusAwaitingInput}}, nil
+}
+
+// spokeSinceLastPerson reports whether an assistant message with text follows the last
+// turn-opening message (a person's message or a runtime note) (spec 02 §5.4).
+func spokeSinceLastPerson(msgs []transcript.Message) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		switch {
+		case m.Role == transcript.RoleAssistant && strings.TrimSpace(m.Text) != "":
+			return true
+		case m.Role == transcript.RoleUser || m.Role == transcript.RoleRuntime:
+			return false
+		}
+	}
+	return false
+}
+
+// checkWait validates archmax_wait({reason, until?}) (01 §7.2, 02 §4.1–§4.2): the pending
+// input, or the refusal text, and whether the refusal is the park budget's (a state failure).
+func (r *run) checkWait(st *spec.State, args map[string]any) (*PendingInput, string, bool) {
+	reason, _ := args["reason"].(string)
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return nil, waitNoReason, false
+	}
+	in := &PendingInput{State: st.Slug, Title: strings.TrimSpace(st.Title), Reason: reason, ParkedAt: r.e.now()}
+	if until, ok := args["until"].(string); ok {
+		at, err := spec.ResolveWaitUntil(r.e.cfg.Clock(), until)
+		if err != nil {
+			var wu *spec.WaitUntilError
+			if asWaitUntil(err, &wu) {
+				return nil, wu.Refusal(), false
+			}
+			return nil, "archmax_wait rejected: " + err.Error(), false
+		}
+		in.ResumeAt = spec.FormatInstant(at)
+	}
+	if n := st.Budget.MaxParks; n > 0 && r.rec.ParkCounts[st.Slug] >= n {
+		return nil, fmt.Sprintf("archmax_wait rejected: state '%s' exhausted its park budget (maxParks: %d) — it asked to wait again for: %s", st.Slug, n, reason), true
+	}
+	return in, "", false
+}
+
+func asWaitUntil(err error, target **spec.WaitUntilError) bool { return errors.As(err, target) }
+
+// Decide applies a person's decision to a session parked at a human state and continues the
+// turn at the target (spec 02 §3.4). Errors: *SessionNotParkedError, *ParkNotLiveError,
+// *InvalidDecisionTargetError (nothing written), and those of Send.
+func (e *Engine) Decide(ctx context.Context, sessionID string, d Decision) (*Outcome, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return e.withSession(ctx, id, func(r *run) (*Outcome, error) { return r.decide(d) })
+}
+
+// Reply answers a message to a session parked at a human state on a reply-only turn and
+// re-parks it on the same record (spec 02 §3.6). Errors: *SessionNotParkedError,
+// *EmptyMessageError, and those of Send.
+func (e *Engine) Reply(ctx context.Context, sessionID, text string) (*Outcome, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return e.withSession(ctx, id, func(r *run) (*Outcome, error) {
+		if !r.parked(ChannelDecision) {
+			return nil, &SessionNotParkedError{SessionID: id}
+		}
+		return r.reply(text)
+	})
+}
+
+// Deliver resumes a session parked by archmax_wait in its parked state (spec 02 §4.3).
+// Errors: *SessionNotAwaitingInputError, *ParkNotLiveError, *MissingDeliveryTriggerError,
+// *spec.InvalidVariableNameError, *InvalidTurnFileError (nothing written), and those of Send.
+func (e *Engine) Deliver(ctx context.Context, sessionID string, d Delivery) (*Outcome, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return e.withSession(ctx, id, func(r *run) (*Outcome, error) { return r.deliver(d) })
+}
+
+// Wake delivers the timer trigger (variable `now`) to the named park when it is due
+// (DESIGN.md §5). A wake for a park that is gone, not the live one, or not yet due changes
+// nothing and returns the reason instead of an outcome.
+func (e *Engine) Wake(ctx context.Context, sessionID, parkID string) (*Outcome, *WakeSkipped, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var skipped *WakeSkipped
+	out, err := e.withSession(ctx, id, func(r *run) (*Outcome, error) {
+		o, s, err := r.wake(parkID)
+		skipped = s
+		return o, err
+	})
+	return out, skipped, err
+}
