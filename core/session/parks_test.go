@@ -69,6 +69,13 @@ func TestHumanParkAndDecide(t *testing.T) {
 	if head.Status != "awaiting_decision" {
 		t.Errorf("stored status = %s", head.Status)
 	}
+	if s := out.Summary(); s.Pending == nil || s.Pending.ParkID != out.Pending.ParkID {
+		t.Errorf("outcome summary pending = %+v", s.Pending)
+	}
+	sum, err := NewSessions(h.log, nil, nil).Get(context.Background(), "s1")
+	if err != nil || sum.State != "review" || sum.Pending == nil || sum.Pending.ParkID != out.Pending.ParkID || sum.Pending.Decision.Title != "Finance sign-off" {
+		t.Errorf("session summary = %+v, %v", sum, err)
+	}
 
 	// decide: a bad target, then approve
 	e := h.engine()
@@ -81,7 +88,7 @@ func TestHumanParkAndDecide(t *testing.T) {
 		t.Fatalf("stale park id: %v", err)
 	}
 	h.script(says("Published."))
-	out, err := e.Decide(context.Background(), "s1", Decision{To: "publish", Comment: "Looks right", ParkID: out.Pending.ParkID})
+	out, err = e.Decide(context.Background(), "s1", Decision{To: "publish", Comment: "Looks right", ParkID: out.Pending.ParkID})
 	if err != nil || out.Kind != KindCompleted || out.State != "publish" || out.Disposition != DispositionDecide || out.Turn != 2 {
 		t.Fatalf("decide: %v %+v", err, out)
 	}

@@ -16,24 +16,27 @@ import (
 
 // SessionSummary is one stored session as hosts and the session API read it (spec 02 §9.7).
 type SessionSummary struct {
-	SessionID      string                        `json:"sessionId"`
-	Workflow       string                        `json:"workflow"`
-	Status         Status                        `json:"status"`
-	Classification string                        `json:"classification"` // "open" | "finished"
-	Interrupted    bool                          `json:"interrupted,omitempty"`
-	WorkflowState  string                        `json:"workflowState,omitempty"` // the position
-	State          string                        `json:"state,omitempty"`         // parked sessions: the parked state
-	Title          string                        `json:"title,omitempty"`
-	Exit           *Exit                         `json:"exit,omitempty"`
-	Rejected       string                        `json:"rejected,omitempty"`
-	Variables      map[string]spec.VariableEntry `json:"variables,omitempty"`
-	Usage          *Usage                        `json:"usage,omitempty"`
-	SpecHash       string                        `json:"specHash,omitempty"`
-	ParentID       string                        `json:"parentSessionId,omitempty"`
-	MessageCount   int64                         `json:"messageCount"`
-	Turn           int                           `json:"turn"`
-	CreatedAt      string                        `json:"createdAt"`
-	UpdatedAt      string                        `json:"updatedAt"`
+	SessionID      string `json:"sessionId"`
+	Workflow       string `json:"workflow"`
+	Status         Status `json:"status"`
+	Classification string `json:"classification"` // "open" | "finished"
+	Interrupted    bool   `json:"interrupted,omitempty"`
+	WorkflowState  string `json:"workflowState,omitempty"` // the position
+	State          string `json:"state,omitempty"`         // parked sessions: the parked state
+	Title          string `json:"title,omitempty"`
+	// Pending is the live park of a parked session: its parkId, channel and the pending
+	// decision (transitions, evidence) or input (reason, resumeAt) — DESIGN.md §5.
+	Pending      *Park                         `json:"pending,omitempty"`
+	Exit         *Exit                         `json:"exit,omitempty"`
+	Rejected     string                        `json:"rejected,omitempty"`
+	Variables    map[string]spec.VariableEntry `json:"variables,omitempty"`
+	Usage        *Usage                        `json:"usage,omitempty"`
+	SpecHash     string                        `json:"specHash,omitempty"`
+	ParentID     string                        `json:"parentSessionId,omitempty"`
+	MessageCount int64                         `json:"messageCount"`
+	Turn         int                           `json:"turn"`
+	CreatedAt    string                        `json:"createdAt"`
+	UpdatedAt    string                        `json:"updatedAt"`
 }
 
 // SessionNotFoundError: no committed session has this id (HTTP 404).
@@ -125,6 +128,9 @@ func (s *Sessions) summarize(ctx context.Context, h *store.Head) *SessionSummary
 	if rec, err := decodeRecord(ctx, h.Body, s.blobs, h.SessionID, nil); err == nil {
 		sum.WorkflowState, sum.SpecHash, sum.Turn = rec.State, rec.SpecHash, rec.Calls
 		sum.Exit, sum.Rejected = rec.Exit, rec.Rejected
+		if rec.Park != nil && (sum.Status == StatusAwaitingDecision || sum.Status == StatusAwaitingInput) {
+			sum.Pending, sum.State = rec.Park, rec.Park.State()
+		}
 		if !rec.Usage.Empty() {
 			sum.Usage = rec.Usage
 		}

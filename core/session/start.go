@@ -19,16 +19,18 @@ type OutcomeSummary struct {
 	Status      Status      `json:"status"`
 	State       string      `json:"state"`
 	Reply       string      `json:"reply"`
-	Exit        *Exit       `json:"exit,omitempty"`
-	Rejected    string      `json:"rejected,omitempty"`
-	Usage       *Usage      `json:"usage,omitempty"`
-	Turn        int         `json:"turn"`
+	// Pending is the live park (with its parkId) when Kind is parked (DESIGN.md §5).
+	Pending  *Park  `json:"pending,omitempty"`
+	Exit     *Exit  `json:"exit,omitempty"`
+	Rejected string `json:"rejected,omitempty"`
+	Usage    *Usage `json:"usage,omitempty"`
+	Turn     int    `json:"turn"`
 }
 
 // Summary returns the outcome's HTTP summary.
 func (o *Outcome) Summary() OutcomeSummary {
 	return OutcomeSummary{SessionID: o.SessionID, Kind: o.Kind, Disposition: o.Disposition, Status: o.Status,
-		State: o.State, Reply: o.Reply, Exit: o.Exit, Rejected: o.Rejected, Usage: o.Usage, Turn: o.Turn}
+		State: o.State, Reply: o.Reply, Pending: o.Pending, Exit: o.Exit, Rejected: o.Rejected, Usage: o.Usage, Turn: o.Turn}
 }
 
 // StartRefusedError: a start's variables fail the trigger's requires signature (spec 01 §4.7;
