@@ -152,3 +152,14 @@ func (e *ParkNotLiveError) Error() string {
 
 // Name returns the error name.
 func (e *ParkNotLiveError) Name() string { return "ParkNotLiveError" }
+
+// DuplicateDeliveryError: a delivery whose id the session has already accepted (a
+// redelivered EventBridge event, a retried request); nothing was applied (HTTP 409).
+type DuplicateDeliveryError struct{ SessionID, ID string }
+
+func (e *DuplicateDeliveryError) Error() string {
+	return fmt.Sprintf("Delivery '%s' to session '%s' was already accepted; it is not applied twice.", e.ID, e.SessionID)
+}
+
+// Name returns the error name.
+func (e *DuplicateDeliveryError) Name() string { return "DuplicateDeliveryError" }

@@ -86,7 +86,14 @@ type Delivery struct {
 	Message   string
 	Files     map[string]TurnFile
 	ParkID    string // optional: the park it answers
+	// ID, when set, makes the delivery idempotent: an id among the session's last
+	// MaxDeliveryIDs accepted ones is refused with *DuplicateDeliveryError and applies
+	// nothing (an EventBridge event id; an HTTP Idempotency-Key).
+	ID string
 }
+
+// MaxDeliveryIDs is how many accepted delivery ids a session remembers.
+const MaxDeliveryIDs = 32
 
 // TimerTrigger is the trigger a scheduled wake delivers, with the variable `now`.
 const TimerTrigger = "timer"
@@ -273,6 +280,9 @@ func (r *run) decide(d Decision) (*Outcome, error) {
 // variables seeded locked, the [event] note and the person's message committed together,
 // then the loop continues in the parked state.
 func (r *run) deliver(d Delivery) (*Outcome, error) {
+	if d.ID != "" && slices.Contains(r.rec.DeliveryIDs, d.ID) {
+		return nil, &DuplicateDeliveryError{SessionID: r.id, ID: d.ID}
+	}
 	if !r.parked(ChannelInput) {
 		return nil, &SessionNotAwaitingInputError{SessionID: r.id}
 	}
@@ -296,6 +306,12 @@ func (r *run) deliver(d Delivery) (*Outcome, error) {
 		}
 	}
 	r.rec.Calls++
+	if d.ID != "" {
+		r.rec.DeliveryIDs = append(r.rec.DeliveryIDs, d.ID)
+		if n := len(r.rec.DeliveryIDs); n > MaxDeliveryIDs {
+			r.rec.DeliveryIDs = r.rec.DeliveryIDs[n-MaxDeliveryIDs:]
+		}
+	}
 	state := park.Input.State
 	vars := maps.Clone(d.Variables)
 	if vars == nil {
@@ -366,7 +382,7 @@ func (r *run) wake(parkID string) (*Outcome, *WakeSkipped, error) {
 	switch {
 	case !r.parked(ChannelInput):
 		return nil, &WakeSkipped{Reason: "the session is not parked awaiting input (resumed already, or never parked)"}, nil
-	case p.ParkID != parkID:
+	case parkID != "" && p.ParkID != parkID:
 		return nil, &WakeSkipped{Reason: fmt.Sprintf("park '%s' is not the live park (live: '%s')", parkID, p.ParkID)}, nil
 	case p.Input.ResumeAt == "":
 		return nil, &WakeSkipped{Reason: "the park has no resumeAt"}, nil
@@ -375,7 +391,7 @@ func (r *run) wake(parkID string) (*Outcome, *WakeSkipped, error) {
 	if now < p.Input.ResumeAt {
 		return nil, &WakeSkipped{Reason: fmt.Sprintf("the park is not due until %s", p.Input.ResumeAt)}, nil
 	}
-	out, err := r.deliver(Delivery{Trigger: TimerTrigger, Variables: map[string]any{"now": now}, ParkID: parkID})
+	out, err := r.deliver(Delivery{Trigger: TimerTrigger, Variables: map[string]any{"now": now}, ParkID: p.ParkID})
 	return out, nil, err
 }
 
@@ -508,8 +524,9 @@ func (e *Engine) Deliver(ctx context.Context, sessionID string, d Delivery) (*Ou
 }
 
 // Wake delivers the timer trigger (variable `now`) to the named park when it is due
-// (DESIGN.md §5). A wake for a park that is gone, not the live one, or not yet due changes
-// nothing and returns the reason instead of an outcome.
+// (DESIGN.md §5). parkID "" means the live park (the sweep's wake). A wake for a park that
+// is gone, not the live one, or not yet due changes nothing and returns the reason instead
+// of an outcome.
 func (e *Engine) Wake(ctx context.Context, sessionID, parkID string) (*Outcome, *WakeSkipped, error) {
 	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {

@@ -312,3 +312,60 @@ func (f *fakeScheduler) Cancel(_ context.Context, sessionID, parkID string) erro
 	f.cancelled = append(f.cancelled, parkID)
 	return nil
 }
+
+// DESIGN §5: the sweep wakes overdue timed parks (a lost schedule is caught) and leaves
+// parks not yet due alone; a second sweep finds nothing.
+func TestSweepWakesOverdueParks(t *testing.T) {
+	h := newHarness(t, strings.Replace(waitFlow, "    budget: { maxParks: 1 }\n", "", 1), nil)
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	h.cfg.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	h.script(calls("", call{"archmax_wait", map[string]any{"reason": "soon", "until": "10m"}}), says("Back soon."))
+	h.send("soon", "remind me", nil)
+	h.script(calls("", call{"archmax_wait", map[string]any{"reason": "later", "until": "5h"}}), says("Back later."))
+	h.send("later", "remind me later", nil)
+	engineFor := func(context.Context, string) (*Engine, error) { return h.engine(), nil }
+
+	mu.Lock()
+	now = now.Add(11 * time.Minute)
+	mu.Unlock()
+	h.script(says("Time's up."))
+	res, err := Sweep(context.Background(), h.log, engineFor, h.cfg.Clock(), 10)
+	if err != nil || res != (SweepResult{Due: 1, Woken: 1}) {
+		t.Fatalf("sweep = %+v, %v", res, err)
+	}
+	if head, _ := h.log.Get(context.Background(), "soon"); head.ParkDue != "" || head.Status == string(StatusAwaitingInput) {
+		t.Errorf("woken session still parked: %+v", head)
+	}
+	if head, _ := h.log.Get(context.Background(), "later"); head.Status != string(StatusAwaitingInput) {
+		t.Errorf("a park not yet due was touched: %s", head.Status)
+	}
+	if res, err := Sweep(context.Background(), h.log, engineFor, h.cfg.Clock(), 10); err != nil || res.Due != 0 {
+		t.Errorf("second sweep = %+v, %v", res, err)
+	}
+}
+
+// Exactly once: a redelivered event (same id) is refused unapplied, even when the session
+// has parked again awaiting input; a new id is delivered.
+func TestDeliveryIDsAreIdempotent(t *testing.T) {
+	h := newHarness(t, strings.Replace(waitFlow, "    budget: { maxParks: 1 }\n", "", 1), nil)
+	h.script(calls("", call{"archmax_wait", map[string]any{"reason": "first scan"}}), says("Waiting."))
+	h.send("s1", "track", nil)
+	h.script(calls("", call{"archmax_wait", map[string]any{"reason": "second scan"}}), says("Waiting again."))
+	out, err := h.engine().Deliver(context.Background(), "s1", Delivery{Trigger: "courier", ID: "ev-1"})
+	if err != nil || out.Kind != KindParked {
+		t.Fatalf("first delivery: %v %+v", err, out)
+	}
+	before, _ := h.log.Get(context.Background(), "s1")
+	var dup *DuplicateDeliveryError
+	if _, err := h.engine().Deliver(context.Background(), "s1", Delivery{Trigger: "courier", ID: "ev-1"}); !errors.As(err, &dup) {
+		t.Fatalf("redelivery: %v", err)
+	}
+	if after, _ := h.log.Get(context.Background(), "s1"); after.Version != before.Version {
+		t.Errorf("a refused redelivery committed: version %d → %d", before.Version, after.Version)
+	}
+	h.script(says("Both scans are in."))
+	if out, err := h.engine().Deliver(context.Background(), "s1", Delivery{Trigger: "courier", ID: "ev-2"}); err != nil || out.Kind != KindCompleted {
+		t.Fatalf("new id: %v %+v", err, out)
+	}
+}

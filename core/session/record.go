@@ -86,6 +86,9 @@ type record struct {
 	DecisionCount   int                           `json:"decisionCount,omitempty"`   // last decision-park seq used
 	ParkCounts      map[string]int                `json:"parkCounts,omitempty"`      // maxParks counters, cleared per turn
 	PendingEvidence []string                      `json:"pendingEvidence,omitempty"` // an advance's evidence for the next human park
+	// DeliveryIDs are the ids of the last MaxDeliveryIDs accepted deliveries that carried
+	// one (EventBridge event ids, Idempotency-Key headers): a repeat is refused unapplied.
+	DeliveryIDs []string `json:"deliveryIds,omitempty"`
 }
 
 type stateTurns struct {

@@ -1,13 +1,30 @@
-// Command decide is the decide Lambda of the archmax bundle (DESIGN.md §1). It is a placeholder
-// until the "Durable on AWS" issue wires it to the engine; built, it reports that.
+// Command decide is the decide Lambda of the archmax bundle (DESIGN.md §1): API Gateway
+// HTTP API (payload format 2.0) requests on
+//
+//	POST /v1/sessions/{sessionId}/decision    {to, comment?, parkId?}
+//
+// resume a session parked at a human state (spec 02 §3.4) through functions/internal/httpapi
+// over the AWS assembly (configuration from ARCHMAX_* environment variables). A
+// configuration that cannot work stops the function at init with a logged reason.
 package main
 
 import (
-	"fmt"
+	"context"
+	"log/slog"
 	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/archmax-ai/archmax/functions/internal/assembly"
+	"github.com/archmax-ai/archmax/functions/internal/httpapi"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "functions/decide: not wired yet (see docs/ARCHITECTURE.md)")
-	os.Exit(1)
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	engines, err := assembly.FromEnv(context.Background(), os.Getenv)
+	if err != nil {
+		log.Error("functions/decide cannot start", "error", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(httpapi.New(engines, log).Handle)
 }

@@ -1,13 +1,29 @@
-// Command deliver is the deliver Lambda of the archmax bundle (DESIGN.md §1). It is a placeholder
-// until the "Durable on AWS" issue wires it to the engine; built, it reports that.
+// Command deliver is the deliver Lambda of the archmax bundle (DESIGN.md §1): it resumes a
+// session parked by archmax_wait (spec 02 §4.3) from API Gateway HTTP API requests on
+//
+//	POST /v1/sessions/{sessionId}/deliveries    {trigger, variables?, message?, files?, parkId?}
+//
+// and from EventBridge events routed by a rule (functions/internal/deliveries). A
+// configuration that cannot work stops the function at init with a logged reason.
 package main
 
 import (
-	"fmt"
+	"context"
+	"log/slog"
 	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/archmax-ai/archmax/functions/internal/assembly"
+	"github.com/archmax-ai/archmax/functions/internal/deliveries"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "functions/deliver: not wired yet (see docs/ARCHITECTURE.md)")
-	os.Exit(1)
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	engines, err := assembly.FromEnv(context.Background(), os.Getenv)
+	if err != nil {
+		log.Error("functions/deliver cannot start", "error", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(deliveries.New(engines, log).Handle)
 }

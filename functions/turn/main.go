@@ -33,11 +33,7 @@ func main() {
 // newHandler reads the configuration through getenv and assembles the handler; it makes
 // no AWS call, so a cold start costs no round trip.
 func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (*httpapi.Handler, error) {
-	cfg, err := assembly.ConfigFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	engines, err := assembly.Open(ctx, cfg)
+	engines, err := assembly.FromEnv(ctx, getenv)
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,27 @@
-// Command wake is the wake Lambda of the archmax bundle (DESIGN.md §1). It is a placeholder
-// until the "Durable on AWS" issue wires it to the engine; built, it reports that.
+// Command wake is the wake Lambda of the archmax bundle (DESIGN.md §5): it takes the
+// EventBridge Scheduler payload {sessionId, parkId} of a timed park's one-time schedule,
+// and the EventBridge Scheduled Event of the 5-minute sweep rule, and wakes the parks that
+// are due (functions/internal/wakes). A configuration that cannot work stops the function
+// at init with a logged reason.
 package main
 
 import (
-	"fmt"
+	"context"
+	"log/slog"
 	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/archmax-ai/archmax/functions/internal/assembly"
+	"github.com/archmax-ai/archmax/functions/internal/wakes"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "functions/wake: not wired yet (see docs/ARCHITECTURE.md)")
-	os.Exit(1)
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	engines, err := assembly.FromEnv(context.Background(), os.Getenv)
+	if err != nil {
+		log.Error("functions/wake cannot start", "error", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(wakes.New(engines, log, nil).Handle)
 }

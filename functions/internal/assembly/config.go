@@ -20,6 +20,13 @@ const (
 	EnvDynamoDBEndpoint = "ARCHMAX_DYNAMODB_ENDPOINT" // local/test only: e.g. DynamoDB Local
 	EnvS3Endpoint       = "ARCHMAX_S3_ENDPOINT"       // local/test only: e.g. gofakes3 (path-style)
 	EnvBedrockEndpoint  = "ARCHMAX_BEDROCK_ENDPOINT"  // local/test only: e.g. the Converse fake
+	// Timed parks (DESIGN.md §5): with EnvWakeTargetARN and EnvSchedulerRoleARN set, every
+	// park with a resumeAt gets an EventBridge Scheduler one-time schedule invoking the wake
+	// function; without them only the sweep wakes parks.
+	EnvSchedulerGroup    = "ARCHMAX_SCHEDULER_GROUP"    // schedule group ("" = "default")
+	EnvWakeTargetARN     = "ARCHMAX_WAKE_TARGET_ARN"    // ARN of functions/wake
+	EnvSchedulerRoleARN  = "ARCHMAX_SCHEDULER_ROLE_ARN" // role EventBridge Scheduler assumes to invoke it
+	EnvSchedulerEndpoint = "ARCHMAX_SCHEDULER_ENDPOINT" // local/test only: e.g. local/schedulerfake
 )
 
 // Defaults of the optional settings.
@@ -42,14 +49,19 @@ type Config struct {
 	// Endpoint overrides for local and test use. With any of them set the assembly is
 	// local: every client uses the static credentials below (nothing is probed) and S3 is
 	// addressed path-style.
-	DynamoDBEndpoint, S3Endpoint, BedrockEndpoint string
-	AccessKeyID, SecretAccessKey, SessionToken    string
+	DynamoDBEndpoint, S3Endpoint, BedrockEndpoint, SchedulerEndpoint string
+	// Scheduled wakes: all three empty, or WakeTargetARN and SchedulerRoleARN both set.
+	SchedulerGroup, WakeTargetARN, SchedulerRoleARN string
+	AccessKeyID, SecretAccessKey, SessionToken      string
 }
 
 // Local reports whether an endpoint override is set.
 func (c Config) Local() bool {
-	return c.DynamoDBEndpoint != "" || c.S3Endpoint != "" || c.BedrockEndpoint != ""
+	return c.DynamoDBEndpoint != "" || c.S3Endpoint != "" || c.BedrockEndpoint != "" || c.SchedulerEndpoint != ""
 }
+
+// Schedules reports whether timed parks get an EventBridge Scheduler schedule.
+func (c Config) Schedules() bool { return c.WakeTargetARN != "" }
 
 // ConfigError is a configuration the functions cannot start with: Missing lists the unset
 // required variables, Invalid one line per malformed value.
@@ -70,19 +82,24 @@ func (e *ConfigError) Error() string {
 // ConfigFromEnv reads the configuration through getenv (os.Getenv in main). It fails with
 // *ConfigError naming every unset required variable (ARCHMAX_TABLE, ARCHMAX_BUCKET,
 // ARCHMAX_MODEL; and with an endpoint override AWS_ACCESS_KEY_ID and
-// AWS_SECRET_ACCESS_KEY) and every endpoint that is not an absolute http(s) URL.
+// AWS_SECRET_ACCESS_KEY), every endpoint that is not an absolute http(s) URL, and a wake
+// target without a scheduler role (or the reverse).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	c := Config{
-		Table:            get(EnvTable),
-		Bucket:           get(EnvBucket),
-		SpecPrefix:       prefix(getenv, EnvSpecPrefix, DefaultSpecPrefix),
-		SessionPrefix:    prefix(getenv, EnvSessionPrefix, DefaultSessionPrefix),
-		ModelID:          get(EnvModel),
-		Region:           get("AWS_REGION"),
-		DynamoDBEndpoint: get(EnvDynamoDBEndpoint),
-		S3Endpoint:       get(EnvS3Endpoint),
-		BedrockEndpoint:  get(EnvBedrockEndpoint),
+		Table:             get(EnvTable),
+		Bucket:            get(EnvBucket),
+		SpecPrefix:        prefix(getenv, EnvSpecPrefix, DefaultSpecPrefix),
+		SessionPrefix:     prefix(getenv, EnvSessionPrefix, DefaultSessionPrefix),
+		ModelID:           get(EnvModel),
+		Region:            get("AWS_REGION"),
+		DynamoDBEndpoint:  get(EnvDynamoDBEndpoint),
+		S3Endpoint:        get(EnvS3Endpoint),
+		BedrockEndpoint:   get(EnvBedrockEndpoint),
+		SchedulerEndpoint: get(EnvSchedulerEndpoint),
+		SchedulerGroup:    get(EnvSchedulerGroup),
+		WakeTargetARN:     get(EnvWakeTargetARN),
+		SchedulerRoleARN:  get(EnvSchedulerRoleARN),
 	}
 	if c.Region == "" {
 		c.Region = get("AWS_DEFAULT_REGION")
@@ -101,8 +118,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			cerr.Missing = append(cerr.Missing, k)
 		}
 	}
+	if (c.WakeTargetARN == "") != (c.SchedulerRoleARN == "") {
+		cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s and %s are set together or not at all", EnvWakeTargetARN, EnvSchedulerRoleARN))
+	}
 	for _, ep := range []struct{ name, value string }{
 		{EnvDynamoDBEndpoint, c.DynamoDBEndpoint}, {EnvS3Endpoint, c.S3Endpoint}, {EnvBedrockEndpoint, c.BedrockEndpoint},
+		{EnvSchedulerEndpoint, c.SchedulerEndpoint},
 	} {
 		if ep.value == "" {
 			continue

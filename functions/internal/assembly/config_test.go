@@ -39,6 +39,10 @@ func TestConfigFromEnv(t *testing.T) {
 			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
 			Region: DefaultLocalRegion, DynamoDBEndpoint: "http://127.0.0.1:8000", S3Endpoint: "http://127.0.0.1:9000",
 			BedrockEndpoint: "http://127.0.0.1:9100", AccessKeyID: "local", SecretAccessKey: "secret", SessionToken: "tok"}},
+		{"scheduled wakes", with(map[string]string{EnvWakeTargetARN: "arn:aws:lambda:eu-west-1:1:function:wake",
+			EnvSchedulerRoleARN: "arn:aws:iam::1:role/sched", EnvSchedulerGroup: "archmax"}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
+			WakeTargetARN: "arn:aws:lambda:eu-west-1:1:function:wake", SchedulerRoleARN: "arn:aws:iam::1:role/sched", SchedulerGroup: "archmax"}},
 		{"credentials are ignored without an endpoint", with(map[string]string{"AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s"}), Config{
 			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel]}},
 	}
@@ -68,6 +72,8 @@ func TestConfigFromEnvRefusesUnusableConfiguration(t *testing.T) {
 			EnvS3Endpoint: "http://127.0.0.1:9000"}, []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}, ""},
 		{"an endpoint must be a URL", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
 			EnvDynamoDBEndpoint: "127.0.0.1:8000", "AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "s"}, nil, EnvDynamoDBEndpoint},
+		{"a wake target needs the scheduler role", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
+			EnvWakeTargetARN: "arn:aws:lambda:eu-west-1:1:function:wake"}, nil, EnvSchedulerRoleARN},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

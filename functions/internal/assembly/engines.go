@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
@@ -58,3 +59,26 @@ func (e *Engines) Engine(ctx context.Context, workflow string) (*session.Engine,
 	e.byWf[workflow] = eng
 	return eng, nil
 }
+
+// SessionWorkflow returns the workflow a committed session belongs to, read from its head
+// (one consistent read). Errors: *session.SessionNotFoundError when the session never
+// committed; store errors wrapped.
+func (e *Engines) SessionWorkflow(ctx context.Context, sessionID string) (string, error) {
+	h, err := e.base.Log.Get(ctx, sessionID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", &session.SessionNotFoundError{SessionID: sessionID}
+	}
+	if err != nil {
+		return "", fmt.Errorf("read session %s: %w", sessionID, err)
+	}
+	return h.Workflow, nil
+}
+
+// Sweep wakes the sessions whose timed parks are overdue at now, up to limit of them
+// (session.Sweep over the shared log).
+func (e *Engines) Sweep(ctx context.Context, now time.Time, limit int) (session.SweepResult, error) {
+	return session.Sweep(ctx, e.base.Log, e.Engine, now, limit)
+}
+
+// Log is the session log the engines share.
+func (e *Engines) Log() store.Log { return e.base.Log }

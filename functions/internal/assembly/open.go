@@ -9,8 +9,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 
 	"github.com/archmax-ai/archmax/core/model/bedrock"
+	"github.com/archmax-ai/archmax/core/scheduler/eventbridge"
 	"github.com/archmax-ai/archmax/core/session"
 	ddbstore "github.com/archmax-ai/archmax/core/store/dynamodb"
 	s3store "github.com/archmax-ai/archmax/core/store/s3"
@@ -20,7 +22,8 @@ import (
 // cfg.Table with large values as S3 blobs under <SessionPrefix><sessionId>/_blobs/, the
 // authored tree read-only from <SpecPrefix> with the per-container ETag cache, session
 // files and spec snapshots under <SessionPrefix>, and the Bedrock Converse client with
-// cfg.ModelID as the default model. It makes no AWS call.
+// cfg.ModelID as the default model, and — when cfg.Schedules() — the EventBridge
+// Scheduler adapter for timed parks. It makes no AWS call.
 func Open(ctx context.Context, cfg Config) (*Engines, error) {
 	var loadOpts []func(*config.LoadOptions) error
 	if cfg.Region != "" {
@@ -57,12 +60,32 @@ func Open(ctx context.Context, cfg Config) (*Engines, error) {
 		return nil, fmt.Errorf("bedrock client: %w", err)
 	}
 	blobs := s3store.NewBlobs(s3c, cfg.Bucket, cfg.SessionPrefix)
+	var sched session.Scheduler
+	if cfg.Schedules() {
+		sc := scheduler.NewFromConfig(awsCfg, func(o *scheduler.Options) {
+			if cfg.SchedulerEndpoint != "" {
+				o.BaseEndpoint = aws.String(cfg.SchedulerEndpoint)
+			}
+		})
+		sched = eventbridge.New(sc, eventbridge.Config{Group: cfg.SchedulerGroup, TargetARN: cfg.WakeTargetARN, RoleARN: cfg.SchedulerRoleARN})
+	}
 	return NewEngines(session.Config{
-		Authored: s3store.NewFiles(s3c, cfg.Bucket, cfg.SpecPrefix, s3store.WithETagCache(), s3store.ReadOnly()),
-		Log:      ddbstore.New(ddb, cfg.Table, blobs),
-		Files:    s3store.NewFiles(s3c, cfg.Bucket, cfg.SessionPrefix),
-		Blobs:    blobs,
-		Model:    mdl,
-		ModelID:  cfg.ModelID,
+		Authored:  s3store.NewFiles(s3c, cfg.Bucket, cfg.SpecPrefix, s3store.WithETagCache(), s3store.ReadOnly()),
+		Log:       ddbstore.New(ddb, cfg.Table, blobs),
+		Files:     s3store.NewFiles(s3c, cfg.Bucket, cfg.SessionPrefix),
+		Blobs:     blobs,
+		Model:     mdl,
+		ModelID:   cfg.ModelID,
+		Scheduler: sched,
 	}), nil
+}
+
+// FromEnv is ConfigFromEnv then Open: the whole start-up of a function. It makes no AWS
+// call. Errors: *ConfigError, or Open's.
+func FromEnv(ctx context.Context, getenv func(string) string) (*Engines, error) {
+	cfg, err := ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, cfg)
 }

@@ -51,10 +51,14 @@ func invalidRequest(format string, args ...any) error {
 //
 //	400 InvalidRequestError, InvalidTriggerInputError, InvalidTurnFileError,
 //	    SessionStoreIdError, EmptyMessageError, InvalidVariableNameError, InvalidTitleError
-//	404 NotFound (route), UnknownWorkflowError
-//	409 WorkflowMismatchError, SessionNotResumableError
+//	    MissingDeliveryTriggerError
+//	404 NotFound (route), UnknownWorkflowError, SessionNotFoundError
+//	409 WorkflowMismatchError, SessionNotResumableError, SessionNotParkedError,
+//	    SessionNotAwaitingInputError, ParkNotLiveError (details.liveParkId),
+//	    DuplicateDeliveryError (a repeated Idempotency-Key)
 //	413 PayloadTooLargeError
-//	422 SignatureIssuesError (details.issues), UnknownTriggerError (details.available)
+//	422 SignatureIssuesError (details.issues), UnknownTriggerError (details.available),
+//	    InvalidDecisionTargetError (details.validTargets)
 //	500 WorkflowLoadError (details.diagnostics), InternalError (anything else)
 //	502 ModelCallError (details.providerCode)
 //	504 TurnAbortedError
@@ -77,6 +81,13 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		callErr    *model.CallError
 		aborted    *session.TurnAbortedError
 		fileErr    *session.InvalidTurnFileError
+		noSession  *session.SessionNotFoundError
+		notParked  *session.SessionNotParkedError
+		notInput   *session.SessionNotAwaitingInputError
+		noTrigger  *session.MissingDeliveryTriggerError
+		stalePark  *session.ParkNotLiveError
+		badTarget  *session.InvalidDecisionTargetError
+		duplicate  *session.DuplicateDeliveryError
 	)
 	switch {
 	case errors.As(err, &reqErr):
@@ -98,6 +109,23 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		return http.StatusBadRequest, errBody(fileErr.Name(), fileErr.Error(), map[string]any{"variable": fileErr.Variable}), false
 	case errors.As(err, &titleErr):
 		return http.StatusBadRequest, errBody(titleErr.Name(), titleErr.Error(), nil), false
+	case errors.As(err, &noTrigger):
+		return http.StatusBadRequest, errBody(noTrigger.Name(), noTrigger.Error(), map[string]any{"sessionId": noTrigger.SessionID}), false
+	case errors.As(err, &noSession):
+		return http.StatusNotFound, errBody(noSession.Name(), noSession.Error(), map[string]any{"sessionId": noSession.SessionID}), false
+	case errors.As(err, &notParked):
+		return http.StatusConflict, errBody(notParked.Name(), notParked.Error(), map[string]any{"sessionId": notParked.SessionID}), false
+	case errors.As(err, &notInput):
+		return http.StatusConflict, errBody(notInput.Name(), notInput.Error(), map[string]any{"sessionId": notInput.SessionID}), false
+	case errors.As(err, &duplicate):
+		return http.StatusConflict, errBody(duplicate.Name(), duplicate.Error(), map[string]any{
+			"sessionId": duplicate.SessionID, "idempotencyKey": duplicate.ID}), false
+	case errors.As(err, &stalePark):
+		return http.StatusConflict, errBody(stalePark.Name(), stalePark.Error(), map[string]any{
+			"sessionId": stalePark.SessionID, "parkId": stalePark.ParkID, "liveParkId": stalePark.LiveParkID}), false
+	case errors.As(err, &badTarget):
+		return http.StatusUnprocessableEntity, errBody(badTarget.Name(), badTarget.Error(), map[string]any{
+			"sessionId": badTarget.SessionID, "to": badTarget.Target, "validTargets": nonNil(badTarget.ValidTargets)}), false
 	case errors.As(err, &unknownWf):
 		return http.StatusNotFound, errBody(unknownWf.Name(), unknownWf.Error(), map[string]any{"workflow": unknownWf.Workflow}), false
 	case errors.As(err, &mismatch):

@@ -1,4 +1,4 @@
-// Package httpapi is the HTTP face of the turn Lambda (DESIGN.md §1): it routes API Gateway
+// Package httpapi is the HTTP face of the turn, decide and deliver Lambdas (DESIGN.md §1): it routes API Gateway
 // HTTP API (payload format 2.0) requests to the engine, answers 200 with the outcome
 // summary, and maps every failure onto {"error": {"code", "message", "details"}} with the
 // status the contract gives it (see errorResponse).
@@ -7,6 +7,11 @@
 //
 //	POST /v1/workflows/{workflow}/sessions                      start: the trigger's session: path, else a minted id
 //	POST /v1/workflows/{workflow}/sessions/{sessionId}/turns    a message to a session (Engine.Send decides)
+//	POST /v1/sessions/{sessionId}/decision                      {to, comment?, parkId?}: Engine.Decide
+//	POST /v1/sessions/{sessionId}/deliveries                    {trigger, variables?, message?, files?, parkId?}: Engine.Deliver
+//
+// A decision or delivery names only the session; its workflow is the one the session's
+// head records (an unknown session is 404 SessionNotFoundError).
 //
 // Every request is answered synchronously, as if it carried `Prefer: wait` (the
 // asynchronous path is later work).
@@ -27,9 +32,11 @@ import (
 )
 
 // Engines hands out the engine of a workflow. An unknown workflow is a
-// *session.UnknownWorkflowError (404).
+// *session.UnknownWorkflowError (404); SessionWorkflow names the workflow a committed
+// session belongs to, or fails with *session.SessionNotFoundError (404).
 type Engines interface {
 	Engine(ctx context.Context, workflow string) (*session.Engine, error)
+	SessionWorkflow(ctx context.Context, sessionID string) (string, error)
 }
 
 // Handler serves the turn routes over Engines. Safe for concurrent use.
@@ -89,6 +96,37 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	if err != nil {
 		return nil, err
 	}
+	var out *session.Outcome
+	switch t.act {
+	case actStart, actTurn:
+		out, err = h.turn(ctx, req, t)
+	case actDecision:
+		var d session.Decision
+		if d, err = decodeDecision(req); err == nil {
+			var eng *session.Engine
+			if eng, err = h.sessionEngine(ctx, t.sessionID); err == nil {
+				out, err = eng.Decide(ctx, t.sessionID, d)
+			}
+		}
+	case actDelivery:
+		var d session.Delivery
+		if d, err = decodeDelivery(req); err == nil {
+			d.ID = idempotencyKey(req)
+			var eng *session.Engine
+			if eng, err = h.sessionEngine(ctx, t.sessionID); err == nil {
+				out, err = eng.Deliver(ctx, t.sessionID, d)
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := out.Summary()
+	return &s, nil
+}
+
+// turn serves a start or a turn (Engine.Send).
+func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, t target) (*session.Outcome, error) {
 	in, err := decodeTurn(req)
 	if err != nil {
 		return nil, err
@@ -98,7 +136,7 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 		return nil, err
 	}
 	id := t.sessionID
-	if t.start {
+	if t.act == actStart {
 		id, _, err = eng.ResolveSessionID(ctx, in.Trigger, in.Variables)
 	} else {
 		id, err = spec.CheckSessionID(id)
@@ -109,17 +147,25 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	if strings.TrimSpace(in.Message) == "" {
 		return nil, &session.EmptyMessageError{SessionID: id}
 	}
-	if t.start {
+	if t.act == actStart {
 		if err := eng.CheckStart(ctx, in.Trigger, in.Variables); err != nil {
 			return nil, err
 		}
 	}
-	out, err := eng.Send(ctx, id, in)
+	return eng.Send(ctx, id, in)
+}
+
+// sessionEngine is the engine of the workflow a committed session belongs to.
+func (h *Handler) sessionEngine(ctx context.Context, sessionID string) (*session.Engine, error) {
+	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {
 		return nil, err
 	}
-	s := out.Summary()
-	return &s, nil
+	wf, err := h.engines.SessionWorkflow(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return h.engines.Engine(ctx, wf)
 }
 
 // failure renders err as the contract's error answer and logs it: unexpected errors in
@@ -130,9 +176,9 @@ func (h *Handler) failure(ctx context.Context, req events.APIGatewayV2HTTPReques
 		"path", req.RawPath, "apiRequestId", req.RequestContext.RequestID, "error", err.Error()}
 	switch {
 	case internal:
-		h.log.ErrorContext(ctx, "turn request failed", attrs...)
+		h.log.ErrorContext(ctx, "request failed", attrs...)
 	case status >= http.StatusInternalServerError:
-		h.log.WarnContext(ctx, "turn request failed", attrs...)
+		h.log.WarnContext(ctx, "request failed", attrs...)
 	}
 	b, mErr := json.Marshal(body)
 	if mErr != nil { // details hold only plain values; this is a last resort
@@ -148,4 +194,10 @@ func respond(status int, body []byte) events.APIGatewayV2HTTPResponse {
 		Headers:    map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
 		Body:       string(body),
 	}
+}
+
+// idempotencyKey is the request's Idempotency-Key header ("" when absent). API Gateway
+// lower-cases header names in payload format 2.0.
+func idempotencyKey(req events.APIGatewayV2HTTPRequest) string {
+	return strings.TrimSpace(req.Headers["idempotency-key"])
 }

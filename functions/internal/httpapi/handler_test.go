@@ -60,6 +60,14 @@ type engines struct {
 	err      error // returned by Engine when set
 }
 
+func (e *engines) SessionWorkflow(ctx context.Context, id string) (string, error) {
+	h, err := e.log.Get(ctx, id)
+	if err != nil {
+		return "", &session.SessionNotFoundError{SessionID: id}
+	}
+	return h.Workflow, nil
+}
+
 func (e *engines) Engine(ctx context.Context, workflow string) (*session.Engine, error) {
 	if e.err != nil {
 		return nil, e.err
@@ -102,6 +110,8 @@ func request(routeKey, method, path, body string) events.APIGatewayV2HTTPRequest
 		req.PathParameters = map[string]string{"workflow": seg[2]}
 	case RouteTurn:
 		req.PathParameters = map[string]string{"workflow": seg[2], "sessionId": seg[4]}
+	case RouteDecision, RouteDelivery:
+		req.PathParameters = map[string]string{"sessionId": seg[2]}
 	}
 	return req
 }

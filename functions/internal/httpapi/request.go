@@ -21,40 +21,109 @@ import (
 // refused with 413 PayloadTooLargeError.
 const MaxBodyBytes = 1 << 20
 
-// The two routes this handler serves (DESIGN.md §1), as API Gateway route keys.
+// The routes this handler serves (DESIGN.md §1), as API Gateway route keys.
 const (
-	RouteStart = "POST /v1/workflows/{workflow}/sessions"
-	RouteTurn  = "POST /v1/workflows/{workflow}/sessions/{sessionId}/turns"
+	RouteStart    = "POST /v1/workflows/{workflow}/sessions"
+	RouteTurn     = "POST /v1/workflows/{workflow}/sessions/{sessionId}/turns"
+	RouteDecision = "POST /v1/sessions/{sessionId}/decision"
+	RouteDelivery = "POST /v1/sessions/{sessionId}/deliveries"
 )
 
-// target is a routed request: a start (no session id yet) or a turn on a named session.
+// action is what a routed request asks for.
+type action int
+
+const (
+	actStart action = iota
+	actTurn
+	actDecision
+	actDelivery
+)
+
+// target is a routed request: a start (no session id yet), a turn on a named session of a
+// workflow, or a decision or delivery on a named session (whose workflow the head names).
 type target struct {
+	act       action
 	workflow  string
 	sessionID string
-	start     bool
 }
 
 // route matches a request to a route: by its route key when API Gateway declares one of
 // ours (path parameters as API Gateway decoded them), else — a $default or proxy route —
 // by method and raw path (HTTP APIs deliver rawPath already decoded).
 func route(req events.APIGatewayV2HTTPRequest) (target, error) {
+	p := req.PathParameters
 	switch req.RouteKey {
 	case RouteStart:
-		return target{workflow: req.PathParameters["workflow"], start: true}, nil
+		return target{act: actStart, workflow: p["workflow"]}, nil
 	case RouteTurn:
-		return target{workflow: req.PathParameters["workflow"], sessionID: req.PathParameters["sessionId"]}, nil
+		return target{act: actTurn, workflow: p["workflow"], sessionID: p["sessionId"]}, nil
+	case RouteDecision:
+		return target{act: actDecision, sessionID: p["sessionId"]}, nil
+	case RouteDelivery:
+		return target{act: actDelivery, sessionID: p["sessionId"]}, nil
 	}
 	method := req.RequestContext.HTTP.Method
 	seg := strings.Split(strings.Trim(req.RawPath, "/"), "/")
 	if method == "POST" && len(seg) >= 4 && seg[0] == "v1" && seg[1] == "workflows" && seg[2] != "" && seg[3] == "sessions" {
 		switch {
 		case len(seg) == 4:
-			return target{workflow: seg[2], start: true}, nil
+			return target{act: actStart, workflow: seg[2]}, nil
 		case len(seg) == 6 && seg[4] != "" && seg[5] == "turns":
-			return target{workflow: seg[2], sessionID: seg[4]}, nil
+			return target{act: actTurn, workflow: seg[2], sessionID: seg[4]}, nil
+		}
+	}
+	if method == "POST" && len(seg) == 4 && seg[0] == "v1" && seg[1] == "sessions" && seg[2] != "" {
+		switch seg[3] {
+		case "decision":
+			return target{act: actDecision, sessionID: seg[2]}, nil
+		case "deliveries":
+			return target{act: actDelivery, sessionID: seg[2]}, nil
 		}
 	}
 	return target{}, &requestError{code: CodeNotFound, message: fmt.Sprintf("No route for %s %s.", method, req.RawPath)}
+}
+
+// body returns a request's bytes: base64-decoded when flagged, refused (413) over
+// MaxBodyBytes and (400) when empty.
+func body(req events.APIGatewayV2HTTPRequest, shape string) ([]byte, error) {
+	data := []byte(req.Body)
+	if req.IsBase64Encoded {
+		var err error
+		if data, err = base64.StdEncoding.DecodeString(req.Body); err != nil {
+			return nil, invalidRequest("The request body is flagged base64-encoded but is not valid base64.")
+		}
+	}
+	if len(data) > MaxBodyBytes {
+		return nil, &requestError{code: CodePayloadTooLarge,
+			message: fmt.Sprintf("The request body is %d bytes; the limit is %d.", len(data), MaxBodyBytes)}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, invalidRequest("The request body is empty: send a JSON object %s.", shape)
+	}
+	return data, nil
+}
+
+// decodeStrict decodes exactly one JSON object of v's shape, unknown fields refused (400).
+func decodeStrict(data []byte, v any, what, shape string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return invalidRequest("The request body is not a valid %s: %s. A %s is %s.", what, describeJSONError(err), what, shape)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return invalidRequest("The request body holds more than one JSON value.")
+	}
+	return nil
+}
+
+// checkVariables refuses (400) variable names outside the grammar (spec 01 §5.1).
+func checkVariables(vars map[string]any, origin string) error {
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		if err := spec.CheckVariableName(name, origin); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // turnBody is the wire shape of a turn: {message, trigger?, variables?, files?}.
@@ -72,43 +141,88 @@ type turnBody struct {
 // (spec 01 §5.1); and (413) a body over MaxBodyBytes. A blank message is left to the
 // caller, which knows the session id the refusal names.
 func decodeTurn(req events.APIGatewayV2HTTPRequest) (session.SendInput, error) {
-	data := []byte(req.Body)
-	if req.IsBase64Encoded {
-		var err error
-		if data, err = base64.StdEncoding.DecodeString(req.Body); err != nil {
-			return session.SendInput{}, invalidRequest("The request body is flagged base64-encoded but is not valid base64.")
-		}
-	}
-	if len(data) > MaxBodyBytes {
-		return session.SendInput{}, &requestError{code: CodePayloadTooLarge,
-			message: fmt.Sprintf("The request body is %d bytes; the limit is %d.", len(data), MaxBodyBytes)}
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return session.SendInput{}, invalidRequest(`The request body is empty: send a JSON object {"message": "…"}.`)
-	}
-	var body turnBody
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		return session.SendInput{}, invalidRequest("The request body is not a valid turn request: %s. A turn is {message, trigger?, variables?, files?}.", describeJSONError(err))
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return session.SendInput{}, invalidRequest("The request body holds more than one JSON value.")
-	}
-	trigger, err := decodeTrigger(body.Trigger)
+	const shape = `{message, trigger?, variables?, files?}`
+	data, err := body(req, `{"message": "…"}`)
 	if err != nil {
 		return session.SendInput{}, err
 	}
-	files, err := decodeFiles(body.Files)
+	var in turnBody
+	if err := decodeStrict(data, &in, "turn request", shape); err != nil {
+		return session.SendInput{}, err
+	}
+	trigger, err := decodeTrigger(in.Trigger)
 	if err != nil {
 		return session.SendInput{}, err
 	}
-	for _, name := range slices.Sorted(maps.Keys(body.Variables)) {
-		if err := spec.CheckVariableName(name, "seeded"); err != nil {
-			return session.SendInput{}, err
-		}
+	files, err := decodeFiles(in.Files)
+	if err != nil {
+		return session.SendInput{}, err
 	}
-	return session.SendInput{Message: body.Message, Trigger: trigger, Variables: body.Variables, Files: files}, nil
+	if err := checkVariables(in.Variables, "seeded"); err != nil {
+		return session.SendInput{}, err
+	}
+	return session.SendInput{Message: in.Message, Trigger: trigger, Variables: in.Variables, Files: files}, nil
+}
+
+// decisionBody is the wire shape of a decision: {to, comment?, parkId?} (DESIGN.md §1).
+type decisionBody struct {
+	To      string `json:"to"`
+	Comment string `json:"comment"`
+	ParkID  string `json:"parkId"`
+}
+
+// decodeDecision reads a decision; a missing 'to' is refused (400) — the engine answers
+// an unknown target (422, with the valid ones).
+func decodeDecision(req events.APIGatewayV2HTTPRequest) (session.Decision, error) {
+	const shape = `{to, comment?, parkId?}`
+	data, err := body(req, `{"to": "<transition target>"}`)
+	if err != nil {
+		return session.Decision{}, err
+	}
+	var in decisionBody
+	if err := decodeStrict(data, &in, "decision", shape); err != nil {
+		return session.Decision{}, err
+	}
+	if strings.TrimSpace(in.To) == "" {
+		return session.Decision{}, invalidRequest("A decision names its transition target in 'to'.")
+	}
+	return session.Decision{To: in.To, Comment: in.Comment, ParkID: in.ParkID}, nil
+}
+
+// deliveryBody is the wire shape of a delivery: {trigger, variables?, message?, files?,
+// parkId?} (DESIGN.md §1).
+type deliveryBody struct {
+	Trigger   json.RawMessage            `json:"trigger"`
+	Variables map[string]any             `json:"variables"`
+	Message   string                     `json:"message"`
+	Files     map[string]json.RawMessage `json:"files"`
+	ParkID    string                     `json:"parkId"`
+}
+
+// decodeDelivery reads a delivery. The trigger is an id string like a turn's; a missing
+// one is left to the engine (MissingDeliveryTriggerError, 400), which words it.
+func decodeDelivery(req events.APIGatewayV2HTTPRequest) (session.Delivery, error) {
+	const shape = `{trigger, variables?, message?, files?, parkId?}`
+	data, err := body(req, `{"trigger": "<id>"}`)
+	if err != nil {
+		return session.Delivery{}, err
+	}
+	var in deliveryBody
+	if err := decodeStrict(data, &in, "delivery", shape); err != nil {
+		return session.Delivery{}, err
+	}
+	trigger, err := decodeTrigger(in.Trigger)
+	if err != nil {
+		return session.Delivery{}, err
+	}
+	files, err := decodeFiles(in.Files)
+	if err != nil {
+		return session.Delivery{}, err
+	}
+	if err := checkVariables(in.Variables, "delivered"); err != nil {
+		return session.Delivery{}, err
+	}
+	return session.Delivery{Trigger: trigger, Variables: in.Variables, Message: in.Message, Files: files, ParkID: in.ParkID}, nil
 }
 
 // turnFile is the wire shape of one turn file: {name, contentBase64} (DESIGN.md §1).

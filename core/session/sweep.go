@@ -1,0 +1,56 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/spec"
+
+	"github.com/archmax-ai/archmax/core/store"
+)
+
+// SweepResult counts what one Sweep did: Due heads found, Woken sessions resumed, Skipped
+// wakes that were no-ops (answered or not yet due by the time the lease was taken), and
+// Failed wakes (their errors joined in Sweep's error; the next sweep retries them).
+type SweepResult struct {
+	Due, Woken, Skipped, Failed int
+}
+
+// Sweep wakes every session whose timed park is overdue at now (DESIGN.md §5: the
+// safety net behind the scheduled wakes — a lost, failed or never-created schedule is
+// caught by the next sweep). It reads up to limit heads from log.ListDueParks (oldest due
+// first) and wakes each one's live park through the engine engineFor returns for the
+// head's workflow. A session another writer holds is counted as failed and retried next
+// time. Errors: the listing's, or every failed wake joined.
+func Sweep(ctx context.Context, log store.Log, engineFor func(ctx context.Context, workflow string) (*Engine, error), now time.Time, limit int) (SweepResult, error) {
+	heads, err := log.ListDueParks(ctx, spec.FormatInstant(now), limit)
+	if err != nil {
+		return SweepResult{}, fmt.Errorf("list due parks: %w", err)
+	}
+	res := SweepResult{Due: len(heads)}
+	var errs []error
+	for _, h := range heads {
+		if ctx.Err() != nil {
+			errs = append(errs, ctx.Err())
+			break
+		}
+		eng, err := engineFor(ctx, h.Workflow)
+		if err == nil {
+			var skipped *WakeSkipped
+			_, skipped, err = eng.Wake(ctx, h.SessionID, "")
+			if err == nil && skipped != nil {
+				res.Skipped++
+				continue
+			}
+		}
+		if err != nil {
+			res.Failed++
+			errs = append(errs, fmt.Errorf("wake %s: %w", h.SessionID, err))
+			continue
+		}
+		res.Woken++
+	}
+	return res, errors.Join(errs...)
+}

@@ -1,0 +1,137 @@
+// Package deliveries is the body of the deliver Lambda (DESIGN.md §1): it takes either an
+// API Gateway HTTP API request (POST /v1/sessions/{sessionId}/deliveries, served by
+// functions/internal/httpapi) or an EventBridge event routed by a rule, whose detail is
+//
+//	{"sessionId": "…", "trigger"?: "…", "variables"?: {…}, "message"?: "…", "parkId"?: "…"}
+//
+// The trigger defaults to the event's detail-type; the event id makes the delivery
+// idempotent (a redelivered event is a no-op). An event the engine refuses (not awaiting
+// input, park no longer live, unknown session) or cannot take now (busy) is returned as
+// an error, so Lambda's retries and the function's on-failure destination keep it.
+package deliveries
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/functions/internal/httpapi"
+)
+
+// Engines is what a delivery needs of the assembly.
+type Engines = httpapi.Engines
+
+// Handler serves deliver events of both shapes. Safe for concurrent use.
+type Handler struct {
+	http    *httpapi.Handler
+	engines Engines
+	log     *slog.Logger
+}
+
+// New returns a Handler; log may be nil (discarded).
+func New(engines Engines, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{http: httpapi.New(engines, log), engines: engines, log: log}
+}
+
+// Detail is the detail of an EventBridge delivery event.
+type Detail struct {
+	SessionID string         `json:"sessionId"`
+	Trigger   string         `json:"trigger"`
+	Variables map[string]any `json:"variables"`
+	Message   string         `json:"message"`
+	ParkID    string         `json:"parkId"`
+}
+
+// Result answers an EventBridge delivery: the session, the outcome kind, or why the
+// event was a no-op (Duplicate).
+type Result struct {
+	SessionID string              `json:"sessionId"`
+	Outcome   session.OutcomeKind `json:"outcome,omitempty"`
+	State     string              `json:"state,omitempty"`
+	Duplicate bool                `json:"duplicate,omitempty"`
+}
+
+// EventError is an event of neither shape, or an EventBridge event without a session id;
+// retrying it cannot help.
+type EventError struct{ Reason string }
+
+func (e *EventError) Error() string { return "deliver: " + e.Reason }
+
+// shape tells the two event kinds apart.
+type shape struct {
+	RouteKey   string `json:"routeKey"`
+	DetailType string `json:"detail-type"`
+}
+
+// Handle serves one event: an API Gateway request is answered like every HTTP route (an
+// APIGatewayV2HTTPResponse, never a Go error); an EventBridge event is delivered
+// (Result, or the engine's error).
+func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) {
+	var s shape
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, &EventError{Reason: "the event is not a JSON object"}
+	}
+	switch {
+	case s.RouteKey != "":
+		var req events.APIGatewayV2HTTPRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, &EventError{Reason: "malformed API Gateway request"}
+		}
+		return h.http.Handle(ctx, req)
+	case s.DetailType != "":
+		var ev events.EventBridgeEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return nil, &EventError{Reason: "malformed EventBridge event"}
+		}
+		return h.event(ctx, ev)
+	default:
+		return nil, &EventError{Reason: "want an API Gateway HTTP API request or an EventBridge event"}
+	}
+}
+
+// event delivers one EventBridge event.
+func (h *Handler) event(ctx context.Context, ev events.EventBridgeEvent) (Result, error) {
+	var d Detail
+	if err := json.Unmarshal(ev.Detail, &d); err != nil || d.SessionID == "" {
+		return Result{}, &EventError{Reason: "the event's detail names no sessionId"}
+	}
+	res := Result{SessionID: d.SessionID}
+	id, err := spec.CheckSessionID(d.SessionID)
+	if err != nil {
+		return res, err
+	}
+	trigger := d.Trigger
+	if trigger == "" {
+		trigger = ev.DetailType
+	}
+	wf, err := h.engines.SessionWorkflow(ctx, id)
+	if err != nil {
+		return res, err
+	}
+	eng, err := h.engines.Engine(ctx, wf)
+	if err != nil {
+		return res, err
+	}
+	out, err := eng.Deliver(ctx, id, session.Delivery{Trigger: trigger, Variables: d.Variables, Message: d.Message, ParkID: d.ParkID, ID: ev.ID})
+	var dup *session.DuplicateDeliveryError
+	if errors.As(err, &dup) {
+		res.Duplicate = true
+		h.log.InfoContext(ctx, "delivery skipped: event already delivered", "sessionId", id, "eventId", ev.ID)
+		return res, nil
+	}
+	if err != nil {
+		h.log.WarnContext(ctx, "delivery refused", "sessionId", id, "eventId", ev.ID, "error", err.Error())
+		return res, err
+	}
+	res.Outcome, res.State = out.Kind, out.State
+	h.log.InfoContext(ctx, "delivered", "sessionId", id, "eventId", ev.ID, "trigger", trigger, "outcome", string(out.Kind))
+	return res, nil
+}

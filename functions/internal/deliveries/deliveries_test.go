@@ -1,0 +1,107 @@
+package deliveries
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/archmax-ai/archmax/core/model/bedrock"
+	"github.com/archmax-ai/archmax/core/model/scripted"
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/store/memory"
+	"github.com/archmax-ai/archmax/functions/internal/assembly"
+	"github.com/archmax-ai/archmax/local/conversefake"
+)
+
+const courier = `
+title: Courier
+states:
+  watch:
+    triggers:
+      manual:
+    instructions: Wait for the courier, then report.
+`
+
+const script = `
+agent:
+  - toolCalls:
+      - name: archmax_wait
+        input: { reason: "the courier's scan" }
+  - text: Waiting for the scan.
+  - text: The parcel arrived.
+`
+
+func newHandler(t *testing.T) (*Handler, *assembly.Engines) {
+	t.Helper()
+	ctx := context.Background()
+	authored := memory.NewFiles()
+	if err := authored.Write(ctx, "workflows/courier/workflow.yaml", []byte(courier)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := scripted.Parse("courier.model.yaml", []byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := httptest.NewServer(conversefake.New(s))
+	t.Cleanup(fake.Close)
+	mdl, err := bedrock.New(ctx, bedrock.Config{Region: "us-east-1", Endpoint: fake.URL, AccessKeyID: "local", SecretAccessKey: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engines := assembly.NewEngines(session.Config{Authored: authored, Log: memory.New(), Files: memory.NewFiles(), Model: mdl, ModelID: "test"})
+	return New(engines, nil), engines
+}
+
+// An EventBridge event resumes the awaiting session with its detail; the same event
+// delivered again (EventBridge is at-least-once) is a no-op; a later event to a session no
+// longer awaiting input is a typed error (kept by the on-failure destination).
+func TestEventBridgeDelivery(t *testing.T) {
+	h, engines := newHandler(t)
+	eng, _ := engines.Engine(context.Background(), "courier")
+	if out, err := eng.Send(context.Background(), "parcel-7", session.SendInput{Message: "track parcel 7"}); err != nil || out.Kind != session.KindParked {
+		t.Fatalf("park: %v %+v", err, out)
+	}
+	ev := `{"version":"0","id":"7bf73129-1428-4cd3-a780-95db273d1602","detail-type":"Parcel Scanned","source":"courier.app",
+	  "account":"123456789012","time":"2026-11-30T10:00:00Z","region":"eu-west-1","resources":[],
+	  "detail":{"sessionId":"parcel-7","variables":{"scan":"delivered"}}}`
+	got, err := h.Handle(context.Background(), json.RawMessage(ev))
+	res, _ := got.(Result)
+	if err != nil || res.Outcome != session.KindCompleted || res.Duplicate {
+		t.Fatalf("delivery: %v %+v", err, got)
+	}
+	sum, err := session.NewSessions(engines.Log(), nil, nil).Get(context.Background(), "parcel-7")
+	if err != nil || sum.Variables["trigger"].Value != "Parcel Scanned" || sum.Variables["scan"].Value != "delivered" || !sum.Variables["scan"].Locked {
+		t.Errorf("variables after delivery: %+v %v", sum, err)
+	}
+	got, err = h.Handle(context.Background(), json.RawMessage(ev))
+	if res, _ := got.(Result); err != nil || !res.Duplicate {
+		t.Errorf("redelivered event: %v %+v", err, got)
+	}
+	other := `{"id":"e-2","detail-type":"Parcel Scanned","source":"courier.app","detail":{"sessionId":"parcel-7"}}`
+	var notAwaiting *session.SessionNotAwaitingInputError
+	if _, err := h.Handle(context.Background(), json.RawMessage(other)); !errors.As(err, &notAwaiting) {
+		t.Errorf("event to a session not awaiting input: %v", err)
+	}
+	var bad *EventError
+	if _, err := h.Handle(context.Background(), json.RawMessage(`{"id":"e-3","detail-type":"X","detail":{}}`)); !errors.As(err, &bad) {
+		t.Errorf("event without a session id: %v", err)
+	}
+}
+
+// An API Gateway request on the deliveries route is answered like every HTTP route.
+func TestHTTPDeliveryThroughTheSameFunction(t *testing.T) {
+	h, _ := newHandler(t)
+	req := events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: "POST /v1/sessions/{sessionId}/deliveries", RawPath: "/v1/sessions/nobody/deliveries",
+		PathParameters: map[string]string{"sessionId": "nobody"}, Body: `{"trigger":"courier"}`,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"}}}
+	raw, _ := json.Marshal(req)
+	got, err := h.Handle(context.Background(), raw)
+	resp, ok := got.(events.APIGatewayV2HTTPResponse)
+	if err != nil || !ok || resp.StatusCode != 404 {
+		t.Fatalf("HTTP delivery to an unknown session: %v %+v", err, got)
+	}
+}

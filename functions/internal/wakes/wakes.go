@@ -1,0 +1,137 @@
+// Package wakes is the body of the wake Lambda (DESIGN.md §5). It takes two events:
+//
+//   - {"sessionId": "…", "parkId": "…"} — the input of the EventBridge Scheduler one-time
+//     schedule created for a timed park (core/scheduler/eventbridge.Wake): that park is
+//     woken if it is still the live one and due; an early, late or duplicate wake is a
+//     no-op that says why.
+//   - an EventBridge "Scheduled Event" (the sweep rule, every 5 minutes): every overdue
+//     timed park found through the sparse GSI is woken — the safety net behind lost or
+//     failed schedules.
+//
+// A wake the engine cannot take now (the session is busy: SessionNotResumableError, or a
+// store error) returns an error, so Lambda's and Scheduler's retries deliver it again; the
+// park id makes every retry idempotent.
+package wakes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/scheduler/eventbridge"
+	"github.com/archmax-ai/archmax/core/session"
+)
+
+// SweepLimit is how many overdue parks one sweep wakes at most; the rest wait for the
+// next sweep (oldest due first).
+const SweepLimit = 100
+
+// Engines is what a wake needs of the assembly (functions/internal/assembly.Engines).
+type Engines interface {
+	Engine(ctx context.Context, workflow string) (*session.Engine, error)
+	SessionWorkflow(ctx context.Context, sessionID string) (string, error)
+	Sweep(ctx context.Context, now time.Time, limit int) (session.SweepResult, error)
+}
+
+// Result is the function's answer (also its log line): Action "wake" with the session,
+// park and the outcome kind or the reason it was skipped; or Action "sweep" with counts.
+type Result struct {
+	Action    string               `json:"action"`
+	SessionID string               `json:"sessionId,omitempty"`
+	ParkID    string               `json:"parkId,omitempty"`
+	Outcome   session.OutcomeKind  `json:"outcome,omitempty"`
+	Skipped   string               `json:"skipped,omitempty"`
+	Sweep     *session.SweepResult `json:"sweep,omitempty"`
+}
+
+// EventError is an event of neither shape; retrying it cannot help.
+type EventError struct{ Reason string }
+
+func (e *EventError) Error() string { return "wake: unrecognised event: " + e.Reason }
+
+// Handler serves wake events. Clock gives the sweep's now (time.Now when nil).
+type Handler struct {
+	engines Engines
+	log     *slog.Logger
+	clock   func() time.Time
+}
+
+// New returns a Handler; log may be nil (discarded).
+func New(engines Engines, log *slog.Logger, clock func() time.Time) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Handler{engines: engines, log: log, clock: clock}
+}
+
+// event is the union of the two accepted shapes.
+type event struct {
+	eventbridge.Wake
+	Source     string `json:"source"`
+	DetailType string `json:"detail-type"`
+}
+
+// Handle serves one event. Errors: *EventError for an unrecognised event; the engine's
+// errors for a wake that should be retried.
+func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (Result, error) {
+	var ev event
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return Result{}, &EventError{Reason: "not a JSON object"}
+	}
+	switch {
+	case ev.SessionID != "":
+		return h.wake(ctx, ev.SessionID, ev.ParkID)
+	case ev.DetailType == "Scheduled Event":
+		res, err := h.engines.Sweep(ctx, h.clock(), SweepLimit)
+		out := Result{Action: "sweep", Sweep: &res}
+		h.log.InfoContext(ctx, "sweep", "due", res.Due, "woken", res.Woken, "skipped", res.Skipped, "failed", res.Failed)
+		if err != nil {
+			h.log.WarnContext(ctx, "sweep: some wakes failed; the next sweep retries them", "error", err.Error())
+		}
+		// A partial failure is retried by the next sweep, not by re-running this one.
+		return out, nil
+	default:
+		return Result{}, &EventError{Reason: `want {"sessionId","parkId"} or an EventBridge Scheduled Event`}
+	}
+}
+
+// wake wakes one park. A session that no longer exists (deleted) is a skip, not an error.
+func (h *Handler) wake(ctx context.Context, sessionID, parkID string) (Result, error) {
+	res := Result{Action: "wake", SessionID: sessionID, ParkID: parkID}
+	if parkID == "" {
+		return res, &EventError{Reason: "a scheduled wake names its parkId"}
+	}
+	wf, err := h.engines.SessionWorkflow(ctx, sessionID)
+	var gone *session.SessionNotFoundError
+	if errors.As(err, &gone) {
+		res.Skipped = "the session no longer exists"
+		h.log.InfoContext(ctx, "wake skipped", "sessionId", sessionID, "parkId", parkID, "reason", res.Skipped)
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	eng, err := h.engines.Engine(ctx, wf)
+	if err != nil {
+		return res, fmt.Errorf("wake %s: %w", sessionID, err)
+	}
+	out, skipped, err := eng.Wake(ctx, sessionID, parkID)
+	if err != nil {
+		h.log.WarnContext(ctx, "wake failed; it will be retried", "sessionId", sessionID, "parkId", parkID, "error", err.Error())
+		return res, err
+	}
+	if skipped != nil {
+		res.Skipped = skipped.Reason
+		h.log.InfoContext(ctx, "wake skipped", "sessionId", sessionID, "parkId", parkID, "reason", skipped.Reason)
+		return res, nil
+	}
+	res.Outcome = out.Kind
+	h.log.InfoContext(ctx, "woke", "sessionId", sessionID, "parkId", parkID, "outcome", string(out.Kind), "state", out.State)
+	return res, nil
+}
