@@ -1,84 +1,9 @@
 package assembly
 
-import (
-	"context"
-	"errors"
-	"fmt"
-	"sync"
-	"time"
+import "github.com/archmax-ai/archmax/core/session"
 
-	"github.com/archmax-ai/archmax/core/session"
-	"github.com/archmax-ai/archmax/core/spec"
-	"github.com/archmax-ai/archmax/core/store"
-)
-
-// Engines keeps one *session.Engine per workflow for the life of a warm container; it
-// implements httpapi.Engines. Safe for concurrent use.
-type Engines struct {
-	base session.Config
-	mu   sync.Mutex
-	byWf map[string]*session.Engine
-}
+// Engines is the per-workflow engine cache of a warm container (session.Engines).
+type Engines = session.Engines
 
 // NewEngines returns a cache whose engines share base (every field but Workflow).
-func NewEngines(base session.Config) *Engines {
-	return &Engines{base: base, byWf: map[string]*session.Engine{}}
-}
-
-// Engine returns the engine of workflow, creating it on first use. Only a workflow whose
-// workflows/<slug>/workflow.yaml exists in the authored tree gets an engine, so request
-// paths cannot grow the cache: a name that is not a slug or has no workflow.yaml is a
-// *session.UnknownWorkflowError (404). The read also warms the authored tree's ETag cache.
-func (e *Engines) Engine(ctx context.Context, workflow string) (*session.Engine, error) {
-	if !spec.IsSlug(workflow) {
-		return nil, &session.UnknownWorkflowError{Workflow: workflow}
-	}
-	e.mu.Lock()
-	eng, ok := e.byWf[workflow]
-	e.mu.Unlock()
-	if ok {
-		return eng, nil
-	}
-	file := "workflows/" + workflow + "/workflow.yaml"
-	if _, err := e.base.Authored.Read(ctx, file); errors.Is(err, store.ErrNotFound) {
-		return nil, &session.UnknownWorkflowError{Workflow: workflow}
-	} else if err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	cfg := e.base
-	cfg.Workflow = workflow
-	eng, err := session.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if first, ok := e.byWf[workflow]; ok { // a concurrent request won the race
-		return first, nil
-	}
-	e.byWf[workflow] = eng
-	return eng, nil
-}
-
-// SessionWorkflow returns the workflow a committed session belongs to, read from its head
-// (one consistent read). Errors: *session.SessionNotFoundError when the session never
-// committed; store errors wrapped.
-func (e *Engines) SessionWorkflow(ctx context.Context, sessionID string) (string, error) {
-	h, err := e.base.Log.Get(ctx, sessionID)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", &session.SessionNotFoundError{SessionID: sessionID}
-	}
-	if err != nil {
-		return "", fmt.Errorf("read session %s: %w", sessionID, err)
-	}
-	return h.Workflow, nil
-}
-
-// Sweep wakes the sessions whose timed parks are overdue at now, up to limit of them
-// (session.Sweep over the shared log).
-func (e *Engines) Sweep(ctx context.Context, now time.Time, limit int) (session.SweepResult, error) {
-	return session.Sweep(ctx, e.base.Log, e.Engine, now, limit)
-}
-
-// Log is the session log the engines share.
-func (e *Engines) Log() store.Log { return e.base.Log }
+func NewEngines(base session.Config) *Engines { return session.NewEngines(base) }

@@ -1,4 +1,4 @@
-package assembly
+package session
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/archmax-ai/archmax/core/model"
-	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store/memory"
 )
 
@@ -23,13 +22,13 @@ func newEngines(t *testing.T) *Engines {
 	if err := authored.Write(context.Background(), "workflows/desk/workflow.yaml", []byte("title: Desk\nstates:\n  a:\n    triggers: { manual: }\n")); err != nil {
 		t.Fatal(err)
 	}
-	return NewEngines(session.Config{Authored: authored, Log: memory.New(), Files: memory.NewFiles(), Model: noModel{}})
+	return NewEngines(Config{Authored: authored, Log: memory.New(), Files: memory.NewFiles(), Model: noModel{}})
 }
 
 func TestEnginesCachesOnePerWorkflow(t *testing.T) {
 	e := newEngines(t)
 	var wg sync.WaitGroup
-	got := make([]*session.Engine, 8)
+	got := make([]*Engine, 8)
 	for i := range got {
 		wg.Go(func() {
 			eng, err := e.Engine(context.Background(), "desk")
@@ -51,7 +50,7 @@ func TestEnginesRefusesUnknownWorkflows(t *testing.T) {
 	e := newEngines(t)
 	for _, name := range []string{"missing", "Not-A-Slug", "../desk", ""} {
 		_, err := e.Engine(context.Background(), name)
-		var unknown *session.UnknownWorkflowError
+		var unknown *UnknownWorkflowError
 		if !errors.As(err, &unknown) || unknown.Workflow != name {
 			t.Errorf("Engine(%q) = %v, want UnknownWorkflowError", name, err)
 		}
