@@ -13,7 +13,7 @@ import (
 
 // Engines keeps one *Engine per workflow of one authored tree, sharing every other setting
 // (a warm Lambda container's engines; `archmax serve`'s). It implements the Engines ports of
-// functions/internal/httpapi and wakes. Safe for concurrent use.
+// functions/handlers/httpapi and wakes. Safe for concurrent use.
 type Engines struct {
 	base Config
 	mu   sync.Mutex

@@ -3,7 +3,7 @@
 //
 //	POST /v1/sessions/{sessionId}/decision    {to, comment?, parkId?}
 //
-// resume a session parked at a human state (spec 02 §3.4) through functions/internal/httpapi
+// resume a session parked at a human state (spec 02 §3.4) through functions/handlers/httpapi
 // over the AWS assembly (configuration from ARCHMAX_* environment variables). A
 // configuration that cannot work stops the function at init with a logged reason.
 package main
@@ -15,8 +15,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/archmax-ai/archmax/functions/internal/assembly"
-	"github.com/archmax-ai/archmax/functions/internal/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/assembly"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 )
 
 func main() {

@@ -3,7 +3,7 @@
 //
 //	POST /v1/sessions/{sessionId}/deliveries    {trigger, variables?, message?, files?, parkId?}
 //
-// and from EventBridge events routed by a rule (functions/internal/deliveries). A
+// and from EventBridge events routed by a rule (functions/handlers/deliveries). A
 // configuration that cannot work stops the function at init with a logged reason.
 package main
 
@@ -14,8 +14,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/archmax-ai/archmax/functions/internal/assembly"
-	"github.com/archmax-ai/archmax/functions/internal/deliveries"
+	"github.com/archmax-ai/archmax/functions/handlers/assembly"
+	"github.com/archmax-ai/archmax/functions/handlers/deliveries"
 )
 
 func main() {

@@ -30,7 +30,7 @@ import (
 	ddbstore "github.com/archmax-ai/archmax/core/store/dynamodb"
 	s3store "github.com/archmax-ai/archmax/core/store/s3"
 	"github.com/archmax-ai/archmax/core/transcript"
-	"github.com/archmax-ai/archmax/functions/internal/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 	"github.com/archmax-ai/archmax/local/conversefake"
 	"github.com/archmax-ai/archmax/local/dynamotest"
 )

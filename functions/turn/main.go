@@ -4,8 +4,8 @@
 //	POST /v1/workflows/{workflow}/sessions
 //	POST /v1/workflows/{workflow}/sessions/{sessionId}/turns
 //
-// are served by functions/internal/httpapi over the AWS assembly of
-// functions/internal/assembly (configuration from ARCHMAX_* environment variables). A
+// are served by functions/handlers/httpapi over the AWS assembly of
+// functions/handlers/assembly (configuration from ARCHMAX_* environment variables). A
 // configuration that cannot work stops the function at init with a logged reason.
 package main
 
@@ -16,8 +16,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/archmax-ai/archmax/functions/internal/assembly"
-	"github.com/archmax-ai/archmax/functions/internal/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/assembly"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 )
 
 func main() {

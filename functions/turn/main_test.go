@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/archmax-ai/archmax/functions/internal/assembly"
-	"github.com/archmax-ai/archmax/functions/internal/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/assembly"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 )
 
 func TestNewHandlerRefusesMissingConfiguration(t *testing.T) {

@@ -1,7 +1,7 @@
 // Command wake is the wake Lambda of the archmax bundle (DESIGN.md §5): it takes the
 // EventBridge Scheduler payload {sessionId, parkId} of a timed park's one-time schedule,
 // and the EventBridge Scheduled Event of the 5-minute sweep rule, and wakes the parks that
-// are due (functions/internal/wakes). A configuration that cannot work stops the function
+// are due (functions/handlers/wakes). A configuration that cannot work stops the function
 // at init with a logged reason.
 package main
 
@@ -12,8 +12,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/archmax-ai/archmax/functions/internal/assembly"
-	"github.com/archmax-ai/archmax/functions/internal/wakes"
+	"github.com/archmax-ai/archmax/functions/handlers/assembly"
+	"github.com/archmax-ai/archmax/functions/handlers/wakes"
 )
 
 func main() {

@@ -39,6 +39,9 @@ type Options struct {
 	Region      string // AWS region for Bedrock and AWS (default from the environment)
 	Events      events.Handler
 	Clock       func() time.Time
+	// Scheduler arranges the wakes of timed parks (`archmax serve`'s in-process loop); nil
+	// leaves them to whoever sweeps.
+	Scheduler session.Scheduler
 }
 
 // Env is an assembled local environment. Close it to stop the fake.
@@ -122,18 +125,36 @@ func Open(ctx context.Context, opts Options) (*Env, error) {
 
 // Engine returns an engine for one workflow of the workspace.
 func (env *Env) Engine(workflow string) (*session.Engine, error) {
-	authored, err := fs.OpenFilesReadOnly(env.opts.Workspace)
+	cfg, err := env.Config()
 	if err != nil {
 		return nil, err
+	}
+	cfg.Workflow = workflow
+	return session.New(cfg)
+}
+
+// Engines returns an engine cache over every workflow of the workspace (`archmax serve`).
+func (env *Env) Engines() (*session.Engines, error) {
+	cfg, err := env.Config()
+	if err != nil {
+		return nil, err
+	}
+	return session.NewEngines(cfg), nil
+}
+
+// Config is the engine configuration of the environment, without a workflow.
+func (env *Env) Config() (session.Config, error) {
+	authored, err := fs.OpenFilesReadOnly(env.opts.Workspace)
+	if err != nil {
+		return session.Config{}, err
 	}
 	log, files := env.log, env.files
 	if log == nil {
 		if log, files, err = env.openFS(); err != nil {
-			return nil, err
+			return session.Config{}, err
 		}
 	}
-	return session.New(session.Config{
-		Workflow: workflow,
+	return session.Config{
 		Authored: authored,
 		Log:      log,
 		Files:    files,
@@ -143,8 +164,9 @@ func (env *Env) Engine(workflow string) (*session.Engine, error) {
 		Events:   env.opts.Events,
 		Clock:    env.opts.Clock,
 		// local leases are short, so a killed run does not lock a session for long
-		LeaseTTL: 30 * time.Second,
-	})
+		LeaseTTL:  30 * time.Second,
+		Scheduler: env.opts.Scheduler,
+	}, nil
 }
 
 // openFS opens the fs session log and files under StoreDir.

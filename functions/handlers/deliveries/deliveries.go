@@ -1,6 +1,6 @@
 // Package deliveries is the body of the deliver Lambda (DESIGN.md §1): it takes either an
 // API Gateway HTTP API request (POST /v1/sessions/{sessionId}/deliveries, served by
-// functions/internal/httpapi) or an EventBridge event routed by a rule, whose detail is
+// functions/handlers/httpapi) or an EventBridge event routed by a rule, whose detail is
 //
 //	{"sessionId": "…", "trigger"?: "…", "variables"?: {…}, "message"?: "…", "parkId"?: "…"}
 //
@@ -20,7 +20,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
-	"github.com/archmax-ai/archmax/functions/internal/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 )
 
 // Engines is what a delivery needs of the assembly.

@@ -29,7 +29,7 @@ import (
 // next sweep (oldest due first).
 const SweepLimit = 100
 
-// Engines is what a wake needs of the assembly (functions/internal/assembly.Engines).
+// Engines is what a wake needs of the assembly (functions/handlers/assembly.Engines).
 type Engines interface {
 	Engine(ctx context.Context, workflow string) (*session.Engine, error)
 	SessionWorkflow(ctx context.Context, sessionID string) (string, error)

@@ -13,7 +13,7 @@ import (
 	"github.com/archmax-ai/archmax/core/model/scripted"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store/memory"
-	"github.com/archmax-ai/archmax/functions/internal/assembly"
+	"github.com/archmax-ai/archmax/functions/handlers/assembly"
 	"github.com/archmax-ai/archmax/local/conversefake"
 )
 

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/archmax-ai/archmax/core/scheduler/local"
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/wakes"
+	"github.com/archmax-ai/archmax/local/apigw"
+	"github.com/archmax-ai/archmax/local/runner"
+)
+
+type serveFlags struct {
+	workspace, store, modelScript, modelID, region, addr string
+	bedrock                                              bool
+	sweepEvery                                           time.Duration
+}
+
+func newServeCommand() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "Serve the session HTTP API locally, with timed wakes",
+		Long: `Serve the HTTP routes of the turn, decide and deliver Lambdas on --addr, in front of the same
+handlers the Lambdas run (an emulated API Gateway HTTP API), over the local session store:
+
+  POST /v1/workflows/{workflow}/sessions                      start a session
+  POST /v1/workflows/{workflow}/sessions/{sessionId}/turns    a message (a turn, a reply, a delivery)
+  POST /v1/sessions/{sessionId}/decision                      {to, comment?, parkId?}
+  POST /v1/sessions/{sessionId}/deliveries                    {trigger, variables?, message?, files?, parkId?}
+
+A park with a resumeAt (archmax_wait with 'until') is woken by an in-process timer at that
+time, and a sweep every --sweep-every (and at start) wakes overdue parks whose timer was lost
+with an earlier process. Stop with Ctrl-C.`,
+		Example: `  archmax serve --workspace fixtures/access-desk \
+    --model-script fixtures/access-desk/model-scripts/happy.model.yaml
+  curl -s localhost:8080/v1/workflows/access-request/sessions -d '{"message":"I need the east lab"}'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case f.bedrock && f.modelScript != "":
+				return usageError{errors.New("--model-script and --bedrock are mutually exclusive: pick one model")}
+			case !f.bedrock && f.modelScript == "":
+				return usageError{errors.New("choose the model: --model-script FILE (offline) or --bedrock (Amazon Bedrock)")}
+			case f.sweepEvery < time.Second:
+				return usageError{errors.New("--sweep-every must be at least 1s")}
+			}
+			ln, err := net.Listen("tcp", f.addr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", f.addr, err)
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			srv, err := newServer(cmd.Context(), runner.Options{Workspace: f.workspace, StoreDir: f.store,
+				ModelScript: f.modelScript, Bedrock: f.bedrock, ModelID: f.modelID, Region: f.region}, log)
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			defer srv.Close()
+			fmt.Fprintf(cmd.OutOrStdout(), "archmax serve: listening on http://%s (workspace %s, store %s); Ctrl-C stops\n", ln.Addr(), f.workspace, f.store)
+			return srv.Serve(cmd.Context(), ln, f.sweepEvery)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md")
+	fl.StringVar(&f.store, "store", ".archmax", "directory of the local session store")
+	fl.StringVar(&f.modelScript, "model-script", "", "serve this scripted model (spec 05) through the Converse fake")
+	fl.BoolVar(&f.bedrock, "bedrock", false, "call Amazon Bedrock (standard AWS credential chain)")
+	fl.StringVar(&f.modelID, "model", "", "default model id (else ARCHMAX_MODEL)")
+	fl.StringVar(&f.region, "region", "", "AWS region for --bedrock (else AWS_REGION)")
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fl.DurationVar(&f.sweepEvery, "sweep-every", time.Minute, "how often overdue parks are swept")
+	return cmd
+}
+
+// server is the local stand-in of the deployed bundle: the HTTP routes of the turn,
+// decide and deliver functions, and the wake function driven by an in-process timer loop
+// (DESIGN.md §5) plus a periodic sweep.
+type server struct {
+	env     *runner.Env
+	engines *session.Engines
+	loop    *local.Loop
+	wakes   *wakes.Handler
+	http    http.Handler
+	log     *slog.Logger
+}
+
+// newServer assembles the local environment; Close releases it.
+func newServer(ctx context.Context, opts runner.Options, log *slog.Logger) (*server, error) {
+	s := &server{log: log}
+	s.loop = local.New(s.fire)
+	opts.Scheduler = s.loop
+	env, err := runner.Open(ctx, opts)
+	if err != nil {
+		s.loop.Close()
+		return nil, err
+	}
+	s.env = env
+	if s.engines, err = env.Engines(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.wakes = wakes.New(s.engines, log, nil)
+	s.http = apigw.Handler(httpapi.New(s.engines, log).Handle, log)
+	return s, nil
+}
+
+// fire is the timer loop's wake: the wake function's body with the Scheduler's payload.
+func (s *server) fire(sessionID, parkID string) {
+	payload, _ := json.Marshal(map[string]string{"sessionId": sessionID, "parkId": parkID})
+	if _, err := s.wakes.Handle(context.Background(), payload); err != nil {
+		s.log.Warn("wake failed; the sweep retries it", "sessionId", sessionID, "parkId", parkID, "error", err.Error())
+	}
+}
+
+// sweep wakes every overdue park (the same body as the wake function's sweep).
+func (s *server) sweep(ctx context.Context) {
+	if _, err := s.engines.Sweep(ctx, time.Now(), wakes.SweepLimit); err != nil {
+		s.log.Warn("sweep: some wakes failed; the next sweep retries them", "error", err.Error())
+	}
+}
+
+// Serve answers HTTP on ln and sweeps every sweepEvery until ctx ends, then shuts down
+// gracefully (in-flight turns get 10 s to finish).
+func (s *server) Serve(ctx context.Context, ln net.Listener, sweepEvery time.Duration) error {
+	hs := &http.Server{Handler: s.http, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.sweep(ctx)
+	tick := time.NewTicker(sweepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-errc:
+			return err
+		case <-tick.C:
+			s.sweep(ctx)
+		case <-ctx.Done():
+			shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := hs.Shutdown(shutdown); err != nil {
+				return err
+			}
+			return nil
+		}
+	}
+}
+
+// Close stops the timers and the model fake.
+func (s *server) Close() {
+	s.loop.Close()
+	if s.env != nil {
+		_ = s.env.Close()
+	}
+}

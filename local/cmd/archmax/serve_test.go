@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/local/runner"
+)
+
+const serveDesk = `
+title: Desk
+states:
+  intake:
+    triggers:
+      manual:
+    instructions: Hand the request to sign-off.
+    transitions:
+      - to: signoff
+        description: The request is ready for sign-off.
+  signoff:
+    type: human
+    title: Sign-off
+    transitions:
+      - to: done
+        description: Approved.
+        type: approve
+  done:
+    instructions: Say it is done.
+`
+
+const serveCourier = `
+title: Courier
+states:
+  watch:
+    triggers:
+      manual:
+    instructions: Wait for the courier.
+`
+
+// serveWorkspace writes a workspace with the two workflows and a model script whose wait
+// ends at until; it returns the workspace and the script path.
+func serveWorkspace(t *testing.T, until time.Time) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"workflows/desk/workflow.yaml":    serveDesk,
+		"workflows/courier/workflow.yaml": serveCourier,
+		"serve.model.yaml": fmt.Sprintf(`
+agent:
+  - toolCalls:
+      - name: archmax_wait
+        input: { reason: "the courier's scan", until: "%s" }
+  - text: Waiting for the scan.
+  - text: The timer fired.
+  - toolCalls:
+      - name: archmax_advance
+        input: { to: signoff, reason: ready }
+  - text: Sent to sign-off.
+  - text: Done.
+`, until.UTC().Format(time.RFC3339Nano)),
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, filepath.Join(dir, "serve.model.yaml")
+}
+
+func post(t *testing.T, base, path, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: not JSON: %s", path, raw)
+	}
+	return resp.StatusCode, out
+}
+
+// `archmax serve`: the HTTP routes of the Lambdas over the local store; a timed park is
+// woken by the in-process timer; a human park is decided through the decision route.
+func TestServeWakesTimedParksAndTakesDecisions(t *testing.T) {
+	workspace, script := serveWorkspace(t, time.Now().Add(1500*time.Millisecond))
+	srv, err := newServer(context.Background(), runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln, time.Hour) }()
+	base := "http://" + ln.Addr().String()
+
+	status, body := post(t, base, "/v1/workflows/courier/sessions/c1/turns", `{"message":"track parcel 7"}`)
+	if status != 200 || body["status"] != "awaiting_input" {
+		t.Fatalf("wait: %d %v", status, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h, err := srv.engines.Log().Get(context.Background(), "c1")
+		if err == nil && h.Status == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the timed park was not woken: %+v %v", h, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	status, body = post(t, base, "/v1/workflows/desk/sessions/d1/turns", `{"message":"file it"}`)
+	pending, _ := body["pending"].(map[string]any)
+	if status != 200 || body["status"] != "awaiting_decision" || pending["parkId"] == nil {
+		t.Fatalf("human park: %d %v", status, body)
+	}
+	status, body = post(t, base, "/v1/sessions/d1/decision", fmt.Sprintf(`{"to":"done","parkId":%q}`, pending["parkId"]))
+	if status != 200 || body["kind"] != "completed" || body["reply"] != "Done." {
+		t.Fatalf("decision: %d %v", status, body)
+	}
+	if status, body := post(t, base, "/v1/sessions/d1/decision", `{"to":"done"}`); status != 409 {
+		t.Errorf("second decision: %d %v", status, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
+// A timer lost with its process is caught by the next server's sweep at start.
+func TestServeSweepsParksOfAnEarlierProcess(t *testing.T) {
+	workspace, script := serveWorkspace(t, time.Now().Add(300*time.Millisecond))
+	store := t.TempDir()
+	opts := runner.Options{Workspace: workspace, StoreDir: store, ModelScript: script}
+	first, err := newServer(context.Background(), opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := first.engines.Engine(context.Background(), "courier")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(context.Background(), "c2", session.SendInput{Message: "track"}); err != nil {
+		t.Fatal(err)
+	}
+	first.Close() // the timer dies with the process
+	time.Sleep(400 * time.Millisecond)
+
+	// a new process: the model script restarts, so its next answer is the first entry's
+	second, err := newServer(context.Background(), opts, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	second.sweep(context.Background())
+	sum, err := session.NewSessions(second.engines.Log(), nil, nil).Get(context.Background(), "c2")
+	if err != nil || sum.Variables["trigger"].Value != session.TimerTrigger || sum.Variables["now"].Value == nil {
+		t.Errorf("after the sweep the timer trigger was not delivered: %+v %v", sum, err)
+	}
+}
