@@ -61,7 +61,7 @@ func TestEveryEntryIntoAHumanStateParks(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name, trigger, trail string
-		script           []reply
+		script               []reply
 	}{
 		{"a turn opening at a human state", "gate", "trigger:gate", []reply{says("A person decides next.")}},
 		{"a code state's advance", "screen", "trigger:screen code:gate", []reply{says("Handed to the gate.")}},
