@@ -186,6 +186,10 @@ func TestWaitDeliverAndParkBudget(t *testing.T) {
 	if head.ParkDue != "2026-11-30T11:00:00.000Z" {
 		t.Errorf("ParkDue = %q", head.ParkDue)
 	}
+	if sum, err := NewSessions(h.log, nil, nil).Get(context.Background(), "s1"); err != nil || sum.WaitReason != "the courier's scan" ||
+		sum.ResumeAt != "2026-11-30T11:00:00.000Z" || sum.State != "watch" || sum.Pending.ParkID != out.Pending.ParkID {
+		t.Errorf("summary of an input park = %+v, %v", sum, err)
+	}
 	// an early wake is a no-op that says why
 	_, skipped, err := h.engine().Wake(context.Background(), "s1", out.Pending.ParkID)
 	if err != nil || skipped == nil || !strings.Contains(skipped.Reason, "not due until") {

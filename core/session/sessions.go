@@ -26,7 +26,10 @@ type SessionSummary struct {
 	Title          string `json:"title,omitempty"`
 	// Pending is the live park of a parked session: its parkId, channel and the pending
 	// decision (transitions, evidence) or input (reason, resumeAt) — DESIGN.md §5.
-	Pending      *Park                         `json:"pending,omitempty"`
+	Pending *Park `json:"pending,omitempty"`
+	// WaitReason and ResumeAt mirror an input park's reason and resumeAt (spec 02 §4.2).
+	WaitReason   string                        `json:"waitReason,omitempty"`
+	ResumeAt     string                        `json:"resumeAt,omitempty"`
 	Exit         *Exit                         `json:"exit,omitempty"`
 	Rejected     string                        `json:"rejected,omitempty"`
 	Variables    map[string]spec.VariableEntry `json:"variables,omitempty"`
@@ -130,6 +133,9 @@ func (s *Sessions) summarize(ctx context.Context, h *store.Head) *SessionSummary
 		sum.Exit, sum.Rejected = rec.Exit, rec.Rejected
 		if rec.Park != nil && (sum.Status == StatusAwaitingDecision || sum.Status == StatusAwaitingInput) {
 			sum.Pending, sum.State = rec.Park, rec.Park.State()
+			if in := rec.Park.Input; in != nil {
+				sum.WaitReason, sum.ResumeAt = in.Reason, in.ResumeAt
+			}
 		}
 		if !rec.Usage.Empty() {
 			sum.Usage = rec.Usage
