@@ -329,6 +329,9 @@ func TestSweepWakesOverdueParks(t *testing.T) {
 	h.script(calls("", call{"archmax_wait", map[string]any{"reason": "later", "until": "5h"}}), says("Back later."))
 	h.send("later", "remind me later", nil)
 	engineFor := func(context.Context, string) (*Engine, error) { return h.engine(), nil }
+	if due, err := NewSessions(h.log, nil, nil).ListDueParks(context.Background(), now.Add(11*time.Minute), 0); err != nil || len(due) != 1 || due[0].SessionID != "soon" || due[0].WaitReason != "soon" {
+		t.Errorf("due parks = %+v, %v", due, err)
+	}
 
 	mu.Lock()
 	now = now.Add(11 * time.Minute)

@@ -124,6 +124,24 @@ func (s *Sessions) List(ctx context.Context, opts ListOptions) ([]SessionSummary
 	return out, next, nil
 }
 
+// ListDueParks returns up to limit (store.DefaultLimit when ≤ 0) summaries of sessions
+// parked awaiting input whose resumeAt is at or before now, oldest due first (spec 02 §4.4;
+// the sparse due-park index).
+func (s *Sessions) ListDueParks(ctx context.Context, now time.Time, limit int) ([]SessionSummary, error) {
+	if limit <= 0 {
+		limit = store.DefaultLimit
+	}
+	heads, err := s.log.ListDueParks(ctx, spec.FormatInstant(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SessionSummary, 0, len(heads))
+	for _, h := range heads {
+		out = append(out, *s.summarize(ctx, h))
+	}
+	return out, nil
+}
+
 // summarize projects a head onto a summary; a malformed body reads as absent fields.
 func (s *Sessions) summarize(ctx context.Context, h *store.Head) *SessionSummary {
 	sum := &SessionSummary{SessionID: h.SessionID, Workflow: h.Workflow, Status: Status(h.Status),
