@@ -2,7 +2,8 @@
 // workflow and prints the state flow — on the embedded default (fs store under .archmax/)
 // or, with --aws, with its session in DynamoDB and S3; the model is a scripted one behind
 // the Converse fake, or Amazon Bedrock with --bedrock. `archmax serve` serves the session
-// HTTP API locally with timed wakes. `archmax validate` checks specs.
+// HTTP API locally with timed wakes; `archmax decide` and `archmax deliver` resume parked
+// sessions. `archmax validate` checks specs.
 package main
 
 import (
@@ -45,7 +46,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	code := exitOK
-	root.AddCommand(newRunCommand(&code), newValidateCommand(&code), newServeCommand())
+	root.AddCommand(newRunCommand(&code), newDecideCommand(&code), newDeliverCommand(&code), newValidateCommand(&code), newServeCommand())
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return code
@@ -53,7 +54,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		help := "archmax --help"
-		if len(args) > 0 && (args[0] == "run" || args[0] == "validate" || args[0] == "serve") {
+		if len(args) > 0 && (args[0] == "run" || args[0] == "validate" || args[0] == "serve" || args[0] == "decide" || args[0] == "deliver") {
 			help = "archmax " + args[0] + " --help"
 		}
 		fmt.Fprintf(stderr, "archmax: %v\nRun '%s' for usage.\n", err, help)

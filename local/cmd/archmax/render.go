@@ -91,7 +91,7 @@ func (r *renderer) event(e events.Event) {
 func (r *renderer) outcome(o *session.Outcome) {
 	if r.json {
 		b, _ := json.Marshal(map[string]any{"type": "outcome", "sessionId": o.SessionID, "kind": o.Kind, "state": o.State,
-			"reply": o.Reply, "rejected": o.Rejected, "exit": o.Exit, "usage": o.Usage, "turn": o.Turn})
+			"reply": o.Reply, "rejected": o.Rejected, "exit": o.Exit, "usage": o.Usage, "turn": o.Turn, "pending": o.Pending})
 		r.printf("%s\n", b)
 		return
 	}
@@ -105,6 +105,22 @@ func (r *renderer) outcome(o *session.Outcome) {
 	}
 	if o.Reply != "" {
 		r.printf("reply: %s\n", o.Reply)
+	}
+	if p := o.Pending; p != nil {
+		switch {
+		case p.Decision != nil:
+			var choices []string
+			for _, t := range p.Decision.Transitions {
+				choices = append(choices, t.To)
+			}
+			r.printf("⏸ awaiting a decision in %s (park %s): archmax decide %s <%s>\n", p.Decision.State, p.ParkID, o.SessionID, strings.Join(choices, "|"))
+		case p.Input != nil:
+			wake := ""
+			if p.Input.ResumeAt != "" {
+				wake = ", wakes at " + p.Input.ResumeAt
+			}
+			r.printf("⏸ awaiting input in %s (park %s%s): %s — archmax deliver %s <trigger>\n", p.Input.State, p.ParkID, wake, p.Input.Reason, o.SessionID)
+		}
 	}
 	if o.Usage != nil {
 		r.printf("usage: in %d · out %d · cache r %d/w %d\n", o.Usage.InputTokens, o.Usage.OutputTokens, o.Usage.CacheReadTokens, o.Usage.CacheCreationTokens)

@@ -69,22 +69,6 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 			if err != nil {
 				return usageError{err}
 			}
-			switch {
-			case f.bedrock && f.modelScript != "":
-				return usageError{errors.New("--model-script and --bedrock are mutually exclusive: pick one model")}
-			case !f.bedrock && f.modelScript == "":
-				return usageError{errors.New("choose the model: --model-script FILE (offline) or --bedrock (Amazon Bedrock)")}
-			}
-			opts := runner.Options{
-				Workspace: f.workspace, StoreDir: f.store, ModelScript: f.modelScript, Bedrock: f.bedrock,
-				ModelID: f.modelID, Region: f.region,
-			}
-			if err := checkAWSFlags(cmd, f.aws); err != nil {
-				return usageError{err}
-			}
-			if f.aws {
-				opts.AWS = &f.awsOpts
-			}
 			sessionID := f.session
 			if sessionID == "" {
 				sessionID = spec.MintSessionID()
@@ -92,12 +76,8 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 				return usageError{err}
 			}
 			r := newRenderer(cmd.OutOrStdout(), f.jsonOut)
-			opts.Events = r.event
-			env, err := runner.Open(cmd.Context(), opts)
-			var se *runner.SettingError
-			if errors.As(err, &se) {
-				return usageError{err}
-			} else if err != nil {
+			env, err := f.open(cmd, r)
+			if err != nil {
 				return err
 			}
 			defer env.Close()
@@ -118,8 +98,18 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md")
+	f.addEnvFlags(cmd)
 	fl.StringVar(&f.session, "session", "", "session id to run or continue (default: a new session-<uuid>)")
+	fl.StringVar(&f.trigger, "trigger", "", "trigger id of the turn (default manual)")
+	fl.StringArrayVar(&f.vars, "var", nil, "seed a variable, NAME=VALUE (VALUE is read as JSON when it parses, else as a string); repeatable")
+	return cmd
+}
+
+// addEnvFlags registers the flags of every command that runs the engine: the workspace,
+// the store (local or --aws), the model, and --json.
+func (f *runFlags) addEnvFlags(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md")
 	fl.StringVar(&f.store, "store", ".archmax", "directory of the local session store")
 	fl.StringVar(&f.modelScript, "model-script", "", "serve this scripted model (spec 05) through the Converse fake")
 	fl.BoolVar(&f.bedrock, "bedrock", false, "call Amazon Bedrock (standard AWS credential chain)")
@@ -131,10 +121,34 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 	fl.StringVar(&f.awsOpts.SessionPrefix, "session-prefix", "", "with --aws: S3 key prefix of session files (else ARCHMAX_SESSION_PREFIX, else sessions/)")
 	fl.StringVar(&f.awsOpts.Endpoint, "endpoint-url", "", "with --aws: one DynamoDB and S3 endpoint (local peer; static AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, path-style S3)")
 	fl.BoolVar(&f.awsOpts.CreateTable, "create-table", false, "with --aws: create the table if it does not exist")
-	fl.StringVar(&f.trigger, "trigger", "", "trigger id of the turn (default manual)")
-	fl.StringArrayVar(&f.vars, "var", nil, "seed a variable, NAME=VALUE (VALUE is read as JSON when it parses, else as a string); repeatable")
 	fl.BoolVar(&f.jsonOut, "json", false, "print events and the outcome as JSON lines")
-	return cmd
+}
+
+// open checks the shared flags and assembles the environment, events going to r. Flag
+// mistakes are usage errors.
+func (f *runFlags) open(cmd *cobra.Command, r *renderer) (*runner.Env, error) {
+	switch {
+	case f.bedrock && f.modelScript != "":
+		return nil, usageError{errors.New("--model-script and --bedrock are mutually exclusive: pick one model")}
+	case !f.bedrock && f.modelScript == "":
+		return nil, usageError{errors.New("choose the model: --model-script FILE (offline) or --bedrock (Amazon Bedrock)")}
+	}
+	if err := checkAWSFlags(cmd, f.aws); err != nil {
+		return nil, usageError{err}
+	}
+	opts := runner.Options{
+		Workspace: f.workspace, StoreDir: f.store, ModelScript: f.modelScript, Bedrock: f.bedrock,
+		ModelID: f.modelID, Region: f.region, Events: r.event,
+	}
+	if f.aws {
+		opts.AWS = &f.awsOpts
+	}
+	env, err := runner.Open(cmd.Context(), opts)
+	var se *runner.SettingError
+	if errors.As(err, &se) {
+		return nil, usageError{err}
+	}
+	return env, err
 }
 
 // checkAWSFlags refuses AWS-only flags without --aws, and --store with it.
