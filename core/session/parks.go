@@ -398,11 +398,12 @@ func (r *run) wake(parkID string) (*Outcome, *WakeSkipped, error) {
 // WakeSkipped says why a wake did nothing.
 type WakeSkipped struct{ Reason string }
 
-// continueLoop runs the state loop after a resume and settles the call.
+// continueLoop runs the state loop after a resume and settles the call. The resume is
+// committed with the loop's first step, not before it: a failure before that commit (the
+// model call failing, the deadline, a crash) leaves the park exactly as it was, so the
+// retry of the decision, delivery or wake applies it again (exactly once either way).
 func (r *run) continueLoop() (*Outcome, error) {
-	if err := r.commit(); err != nil {
-		return nil, err
-	}
+	r.resumeUncommitted = true
 	s, err := r.loop()
 	if err != nil {
 		return nil, r.abandon(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/transcript"
 )
 
@@ -374,5 +375,49 @@ func TestDeliveryIDsAreIdempotent(t *testing.T) {
 	h.script(says("Both scans are in."))
 	if out, err := h.engine().Deliver(context.Background(), "s1", Delivery{Trigger: "courier", ID: "ev-2"}); err != nil || out.Kind != KindCompleted {
 		t.Fatalf("new id: %v %+v", err, out)
+	}
+}
+
+// A resume whose first step fails (the model is throttled) leaves the park exactly as it
+// was, so the retry of the decision, delivery or wake applies it — nothing is half-applied.
+func TestFailedResumeLeavesTheParkLive(t *testing.T) {
+	throttled := func(*model.Request) (*model.Response, error) {
+		return nil, &model.CallError{Code: "ThrottlingException", Status: 429, Retryable: true}
+	}
+	ctx := context.Background()
+
+	h := newHarness(t, reviewFlow, nil)
+	h.script(calls("", advance("review", "ready")), says("Handed over."))
+	parked := h.send("s1", "go", nil)
+	before, _ := h.log.Get(ctx, "s1")
+	h.script(throttled)
+	var ce *model.CallError
+	if _, err := h.engine().Decide(ctx, "s1", Decision{To: "publish", ParkID: parked.Pending.ParkID}); !errors.As(err, &ce) {
+		t.Fatalf("decide with a throttled model: %v", err)
+	}
+	if after, _ := h.log.Get(ctx, "s1"); after.Version != before.Version || after.Status != before.Status || string(after.Body) != string(before.Body) {
+		t.Fatalf("a failed decision changed the session: v%d→v%d %s", before.Version, after.Version, after.Status)
+	}
+	h.script(says("Published."))
+	if out, err := h.engine().Decide(ctx, "s1", Decision{To: "publish", ParkID: parked.Pending.ParkID}); err != nil || out.Kind != KindCompleted {
+		t.Fatalf("retried decision: %v %+v", err, out)
+	}
+
+	w := newHarness(t, strings.Replace(waitFlow, "    budget: { maxParks: 1 }\n", "", 1), nil)
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	w.cfg.Clock = func() time.Time { return now }
+	w.script(calls("", call{"archmax_wait", map[string]any{"reason": "timer", "until": "1m"}}), says("Waiting."))
+	waiting := w.send("w1", "go", nil)
+	now = now.Add(2 * time.Minute)
+	w.script(throttled)
+	if _, _, err := w.engine().Wake(ctx, "w1", waiting.Pending.ParkID); !errors.As(err, &ce) {
+		t.Fatalf("wake with a throttled model: %v", err)
+	}
+	if head, _ := w.log.Get(ctx, "w1"); head.Status != string(StatusAwaitingInput) || head.ParkDue == "" {
+		t.Fatalf("a failed wake lost the park: %s due %q", head.Status, head.ParkDue)
+	}
+	w.script(says("Time's up."))
+	if out, skipped, err := w.engine().Wake(ctx, "w1", waiting.Pending.ParkID); err != nil || skipped != nil || out.Kind != KindCompleted {
+		t.Fatalf("retried wake: %v %+v %+v", err, skipped, out)
 	}
 }

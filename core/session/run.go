@@ -53,6 +53,9 @@ type run struct {
 	lastReplyOnlyText                        string          // what the last reply-only call said
 	disposition                              Disposition     // how this call was classified
 	reparked                                 bool            // a resume that ended parked again
+	// resumeUncommitted: a resume (decision, delivery, wake) is applied in memory only; until
+	// its first commit a failure discards it, so the park stays live and a retry applies it.
+	resumeUncommitted bool
 }
 
 // settlement is how the state loop ended.
@@ -173,6 +176,7 @@ func (r *run) commit() error {
 	}
 	r.head = stored
 	r.pendingMsgs, r.pendingTrail, r.pendingEvents = nil, nil, nil
+	r.resumeUncommitted = false
 	return nil
 }
 
@@ -319,10 +323,11 @@ func (r *run) writeSnapshot(hash string) {
 	}
 }
 
-// abandon commits what ran before an error ended the call, then returns the error as the
+// abandon commits what ran before an error ended the call (nothing of a resume that never
+// committed: its park stays live), then returns the error as the
 // call's result (a cancelled context becomes TurnAbortedError).
 func (r *run) abandon(err error) error {
-	if len(r.pendingMsgs)+len(r.pendingTrail)+len(r.pendingEvents) > 0 {
+	if !r.resumeUncommitted && len(r.pendingMsgs)+len(r.pendingTrail)+len(r.pendingEvents) > 0 {
 		if cerr := r.commit(); cerr != nil {
 			return errors.Join(err, cerr)
 		}

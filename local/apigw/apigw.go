@@ -44,7 +44,9 @@ func Handler(fn LambdaHandler, log *slog.Logger) http.Handler {
 			writeJSON(w, http.StatusRequestEntityTooLarge, `{"message":"Request Entity Too Large"}`)
 			return
 		}
-		resp, err := fn(r.Context(), Request(r, body))
+		// API Gateway never cancels a Lambda whose caller went away: the work runs on (the
+		// handler bounds its own time), only the answer is lost.
+		resp, err := fn(context.WithoutCancel(r.Context()), Request(r, body))
 		if err != nil {
 			log.ErrorContext(r.Context(), "the handler failed", "method", r.Method, "path", r.URL.Path, "error", err.Error())
 			writeJSON(w, http.StatusInternalServerError, `{"message":"Internal Server Error"}`)

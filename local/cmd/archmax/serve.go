@@ -40,8 +40,8 @@ handlers the Lambdas run (an emulated API Gateway HTTP API), over the local sess
   POST /v1/sessions/{sessionId}/deliveries                    {trigger, variables?, message?, files?, parkId?}
 
 A park with a resumeAt (archmax_wait with 'until') is woken by an in-process timer at that
-time, and a sweep every --sweep-every (and at start) wakes overdue parks whose timer was lost
-with an earlier process. Stop with Ctrl-C.`,
+time; at start the timers of every stored timed park are re-armed (an overdue one wakes at
+once), and a sweep every --sweep-every catches any wake that failed. Stop with Ctrl-C.`,
 		Example: `  archmax serve --workspace fixtures/access-desk \
     --model-script fixtures/access-desk/model-scripts/happy.model.yaml
   curl -s localhost:8080/v1/workflows/access-request/sessions -d '{"message":"I need the east lab"}'`,
@@ -85,7 +85,7 @@ with an earlier process. Stop with Ctrl-C.`,
 
 // server is the local stand-in of the deployed bundle: the HTTP routes of the turn,
 // decide and deliver functions, and the wake function driven by an in-process timer loop
-// (DESIGN.md §5) plus a periodic sweep.
+// (DESIGN.md §5), re-armed at start, plus a periodic sweep.
 type server struct {
 	env     *runner.Env
 	engines *session.Engines
@@ -95,8 +95,11 @@ type server struct {
 	log     *slog.Logger
 }
 
-// newServer assembles the local environment; Close releases it.
+// newServer assembles the local environment (log nil discards); Close releases it.
 func newServer(ctx context.Context, opts runner.Options, log *slog.Logger) (*server, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	s := &server{log: log}
 	s.loop = local.New(s.fire)
 	opts.Scheduler = s.loop
@@ -115,18 +118,48 @@ func newServer(ctx context.Context, opts runner.Options, log *slog.Logger) (*ser
 	return s, nil
 }
 
-// fire is the timer loop's wake: the wake function's body with the Scheduler's payload.
+// fire is the timer loop's wake: the wake function's body with the Scheduler's payload. A
+// wake that finds the session busy (the parking call still writing its closing message, or
+// another turn) is re-armed a second later, as the Scheduler's retry would deliver it again.
 func (s *server) fire(sessionID, parkID string) {
 	payload, _ := json.Marshal(map[string]string{"sessionId": sessionID, "parkId": parkID})
-	if _, err := s.wakes.Handle(context.Background(), payload); err != nil {
-		s.log.Warn("wake failed; the sweep retries it", "sessionId", sessionID, "parkId", parkID, "error", err.Error())
+	_, err := s.wakes.Handle(context.Background(), payload)
+	var busy *session.SessionNotResumableError
+	if errors.As(err, &busy) {
+		_ = s.loop.Schedule(context.Background(), sessionID, parkID, time.Now().Add(time.Second))
 	}
+}
+
+// rearm arms a timer for every timed park in the store: the timers of an earlier process
+// died with it, and a park due later must still wake on time, not at the next sweep.
+func (s *server) rearm(ctx context.Context) error {
+	due, err := session.NewSessions(s.engines.Log(), nil, nil).ListDueParks(ctx, time.Now().AddDate(100, 0, 0), 10000)
+	if err != nil {
+		return fmt.Errorf("list timed parks: %w", err)
+	}
+	for _, sum := range due {
+		at, err := time.Parse(time.RFC3339Nano, sum.ResumeAt)
+		if err != nil || sum.Pending == nil {
+			continue
+		}
+		if err := s.loop.Schedule(ctx, sum.SessionID, sum.Pending.ParkID, at); err != nil {
+			return err
+		}
+	}
+	if len(due) > 0 {
+		s.log.Info("timed parks re-armed", "count", len(due))
+	}
+	return nil
 }
 
 // sweep wakes every overdue park (the same body as the wake function's sweep).
 func (s *server) sweep(ctx context.Context) {
-	if _, err := s.engines.Sweep(ctx, time.Now(), wakes.SweepLimit); err != nil {
-		s.log.Warn("sweep: some wakes failed; the next sweep retries them", "error", err.Error())
+	res, err := s.engines.Sweep(ctx, time.Now(), wakes.SweepLimit)
+	if res.Due > 0 {
+		s.log.Info("sweep", "due", res.Due, "woken", res.Woken, "skipped", res.Skipped, "failed", res.Failed)
+	}
+	if err != nil {
+		s.log.Warn("sweep incomplete; the next sweep retries", "error", err.Error())
 	}
 }
 
@@ -136,7 +169,9 @@ func (s *server) Serve(ctx context.Context, ln net.Listener, sweepEvery time.Dur
 	hs := &http.Server{Handler: s.http, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	s.sweep(ctx)
+	if err := s.rearm(ctx); err != nil {
+		s.log.Warn("timed parks not re-armed; the sweep wakes them", "error", err.Error())
+	}
 	tick := time.NewTicker(sweepEvery)
 	defer tick.Stop()
 	for {

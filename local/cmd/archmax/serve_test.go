@@ -179,3 +179,72 @@ func TestServeSweepsParksOfAnEarlierProcess(t *testing.T) {
 		t.Errorf("after the sweep the timer trigger was not delivered: %+v %v", sum, err)
 	}
 }
+
+// A timed park of an earlier process, due later, is re-armed at start and wakes on time.
+func TestServeRearmsTimersOfAnEarlierProcess(t *testing.T) {
+	resumeAt := time.Now().Add(1200 * time.Millisecond)
+	workspace, script := serveWorkspace(t, resumeAt)
+	opts := runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}
+	first, err := newServer(context.Background(), opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := first.engines.Engine(context.Background(), "courier")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(context.Background(), "c3", session.SendInput{Message: "track"}); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+
+	second, err := newServer(context.Background(), opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if err := second.rearm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.NewSessions(second.engines.Log(), nil, nil)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		sum, err := sessions.Get(context.Background(), "c3")
+		if err == nil && sum.Variables["trigger"].Value == session.TimerTrigger {
+			if time.Now().Before(resumeAt) {
+				t.Errorf("woken before resumeAt")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the re-armed park was not woken: %+v %v", sum, err)
+		}
+	}
+}
+
+// A park due at once (until in the past) is woken even though its timer fires while the
+// parking call still holds the session: the busy wake is re-armed.
+func TestServeWakesAParkDueAtOnce(t *testing.T) {
+	workspace, script := serveWorkspace(t, time.Now().Add(-time.Hour))
+	srv, err := newServer(context.Background(), runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	eng, err := srv.engines.Engine(context.Background(), "courier")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(context.Background(), "c4", session.SendInput{Message: "track"}); err != nil {
+		t.Fatal(err)
+	}
+	sessions := session.NewSessions(srv.engines.Log(), nil, nil)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		sum, err := sessions.Get(context.Background(), "c4")
+		if err == nil && sum.Variables["trigger"].Value == session.TimerTrigger {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the park due at once was not woken: %+v %v", sum, err)
+		}
+	}
+}
