@@ -195,6 +195,9 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 			}
 			return r.reply(in.Message)
 		case r.parked(ChannelInput):
+			if strings.TrimSpace(in.Message) == "" {
+				return nil, &EmptyMessageError{SessionID: id}
+			}
 			trigger := in.Trigger
 			if strings.TrimSpace(trigger) == "" {
 				trigger = spec.ManualTrigger

@@ -147,7 +147,7 @@ func (e *MissingDeliveryTriggerError) Name() string { return "MissingDeliveryTri
 type ParkNotLiveError struct{ SessionID, ParkID, LiveParkID string }
 
 func (e *ParkNotLiveError) Error() string {
-	return fmt.Sprintf("Park '%s' of session '%s' is no longer live: it was answered already (the live park is '%s').", e.ParkID, e.SessionID, e.LiveParkID)
+	return fmt.Sprintf("Park '%s' is not the live park of session '%s' (the live park is '%s'): it was answered already, or never existed.", e.ParkID, e.SessionID, e.LiveParkID)
 }
 
 // Name returns the error name.

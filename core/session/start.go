@@ -13,7 +13,6 @@ import (
 // the transcript and trail, which are read page by page.
 type OutcomeSummary struct {
 	SessionID   string      `json:"sessionId"`
-	TurnID      string      `json:"turnId,omitempty"`
 	Kind        OutcomeKind `json:"kind"`
 	Disposition Disposition `json:"disposition"`
 	Status      Status      `json:"status"`

@@ -319,7 +319,7 @@ func (s *Store) ListDueParks(ctx context.Context, now string, limit int) ([]*sto
 	return store.DueFirst(heads, limit), nil
 }
 
-// scan returns every committed head accepted by keep. Directories without a head (a lease
+// scan returns every committed head accepted by keep. Directories without a readable head (a lease
 // taken but never committed, or a session being deleted) are skipped.
 func (s *Store) scan(ctx context.Context, keep func(*store.Head) bool) ([]*store.Head, error) {
 	if err := ctx.Err(); err != nil {
@@ -336,11 +336,10 @@ func (s *Store) scan(ctx context.Context, keep func(*store.Head) bool) ([]*store
 			continue
 		}
 		h, err := s.view(path.Join(sessionsDir, e.Name()), now)
-		if errors.Is(err, store.ErrNotFound) {
-			continue
-		}
 		if err != nil {
-			return nil, err
+			// gone meanwhile, or unreadable: one bad head must not hide every other session
+			// from listings and sweeps (Get still reports it), as in the DynamoDB adapter
+			continue
 		}
 		if keep(h) {
 			heads = append(heads, h)

@@ -295,3 +295,26 @@ func TestLongSessionIDs(t *testing.T) {
 		t.Fatalf("List = %+v, %v", heads, err)
 	}
 }
+
+// One unreadable head does not hide the other sessions from listings and the due-park sweep.
+func TestCorruptHeadIsSkippedByListings(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := step(mustAcquire(t, s, "ok", "w"), "a")
+	c.Head.ParkDue = "2025-01-01T00:00:00.000Z"
+	mustCommit(t, s, "ok", "w", c)
+	writeFile(t, filepath.Join(dir, "sessions", "bad", "head.json"), "{")
+	due, err := s.ListDueParks(t.Context(), "2026-01-01T00:00:00.000Z", 10)
+	if err != nil || len(due) != 1 || due[0].SessionID != "ok" {
+		t.Fatalf("due parks = %+v, %v", due, err)
+	}
+	if heads, _, err := s.List(t.Context(), store.ListOptions{}); err != nil || len(heads) != 1 {
+		t.Errorf("list = %+v, %v", heads, err)
+	}
+	if _, err := s.Get(t.Context(), "bad"); err == nil {
+		t.Errorf("Get of a corrupt head succeeded")
+	}
+}

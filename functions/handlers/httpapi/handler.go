@@ -110,7 +110,7 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 		}
 	case actDelivery:
 		var d session.Delivery
-		if d, err = decodeDelivery(req); err == nil {
+		if d, err = decodeDelivery(req, t.sessionID); err == nil {
 			d.ID = idempotencyKey(req)
 			var eng *session.Engine
 			if eng, err = h.sessionEngine(ctx, t.sessionID); err == nil {
@@ -144,14 +144,16 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(in.Message) == "" {
-		return nil, &session.EmptyMessageError{SessionID: id}
-	}
 	if t.act == actStart {
+		if strings.TrimSpace(in.Message) == "" {
+			return nil, &session.EmptyMessageError{SessionID: id}
+		}
 		if err := eng.CheckStart(ctx, in.Trigger, in.Variables); err != nil {
 			return nil, err
 		}
 	}
+	// a turn's blank message is refused by the engine, which words it by disposition (a
+	// reply to a human park, or a new turn) before anything is written
 	return eng.Send(ctx, id, in)
 }
 

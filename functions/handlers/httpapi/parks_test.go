@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -122,6 +123,10 @@ func TestDecisionRoute(t *testing.T) {
 		t.Fatalf("pending = %v", body["pending"])
 	}
 
+	if status, body := call(t, h, turn("desk", "d1", `{"message":"   "}`)); status != http.StatusBadRequest || errCode(body) != "EmptyMessageError" ||
+		!strings.Contains(body["error"].(map[string]any)["message"].(string), "reply") {
+		t.Errorf("blank reply: %d %v", status, body)
+	}
 	for _, c := range []struct {
 		name, id, body string
 		status         int

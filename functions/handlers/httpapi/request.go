@@ -199,9 +199,9 @@ type deliveryBody struct {
 	ParkID    string                     `json:"parkId"`
 }
 
-// decodeDelivery reads a delivery. The trigger is an id string like a turn's; a missing
+// decodeDelivery reads a delivery to sessionID (named in refusals). The trigger is an id string like a turn's; a missing
 // one is left to the engine (MissingDeliveryTriggerError, 400), which words it.
-func decodeDelivery(req events.APIGatewayV2HTTPRequest) (session.Delivery, error) {
+func decodeDelivery(req events.APIGatewayV2HTTPRequest, sessionID string) (session.Delivery, error) {
 	const shape = `{trigger, variables?, message?, files?, parkId?}`
 	data, err := body(req, `{"trigger": "<id>"}`)
 	if err != nil {
@@ -219,7 +219,7 @@ func decodeDelivery(req events.APIGatewayV2HTTPRequest) (session.Delivery, error
 	if err != nil {
 		return session.Delivery{}, err
 	}
-	if err := checkVariables(in.Variables, "delivered"); err != nil {
+	if err := checkVariables(in.Variables, fmt.Sprintf("delivered to session '%s'", sessionID)); err != nil {
 		return session.Delivery{}, err
 	}
 	return session.Delivery{Trigger: trigger, Variables: in.Variables, Message: in.Message, Files: files, ParkID: in.ParkID}, nil
