@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -419,5 +420,36 @@ func TestFailedResumeLeavesTheParkLive(t *testing.T) {
 	w.script(says("Time's up."))
 	if out, skipped, err := w.engine().Wake(ctx, "w1", waiting.Pending.ParkID); err != nil || skipped != nil || out.Kind != KindCompleted {
 		t.Fatalf("retried wake: %v %+v %+v", err, skipped, out)
+	}
+}
+
+// Parks that fail on every sweep (their workflow removed) do not starve the ones behind them.
+func TestSweepLooksPastFailingParks(t *testing.T) {
+	h := newHarness(t, strings.Replace(waitFlow, "    budget: { maxParks: 1 }\n", "", 1), nil)
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	h.cfg.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	for i, id := range []string{"a-broken", "b-broken", "c-fine"} {
+		h.script(calls("", call{"archmax_wait", map[string]any{"reason": id, "until": fmt.Sprintf("%dm", i+1)}}), says("Waiting."))
+		h.send(id, "wait", nil)
+	}
+	mu.Lock()
+	now = now.Add(time.Hour)
+	mu.Unlock()
+	calls := 0
+	engineFor := func(context.Context, string) (*Engine, error) {
+		calls++
+		if calls <= 2 {
+			return nil, &UnknownWorkflowError{Workflow: "removed"}
+		}
+		return h.engine(), nil
+	}
+	h.script(says("Time's up."))
+	res, err := Sweep(context.Background(), h.log, engineFor, h.cfg.Clock(), 1)
+	if err == nil || res.Failed != 2 || res.Woken != 1 {
+		t.Fatalf("sweep = %+v, %v", res, err)
+	}
+	if head, _ := h.log.Get(context.Background(), "c-fine"); head.Status == string(StatusAwaitingInput) {
+		t.Errorf("the park behind the failing ones was not woken")
 	}
 }

@@ -18,20 +18,32 @@ type SweepResult struct {
 	Due, Woken, Skipped, Failed int
 }
 
-// Sweep wakes every session whose timed park is overdue at now (DESIGN.md §5: the
-// safety net behind the scheduled wakes — a lost, failed or never-created schedule is
-// caught by the next sweep). It reads up to limit heads from log.ListDueParks (oldest due
-// first) and wakes each one's live park through the engine engineFor returns for the
-// head's workflow. A session another writer holds is counted as failed and retried next
-// time. Errors: the listing's, or every failed wake joined.
+// sweepLookahead is how many due heads per wake a sweep reads, so failing parks at the head
+// of the queue do not hide the ones behind them.
+const sweepLookahead = 4
+
+// Sweep wakes sessions whose timed park is overdue at now (DESIGN.md §5: the safety net
+// behind the scheduled wakes — a lost, failed or never-created schedule is caught by the
+// next sweep). It reads the due heads from log.ListDueParks, oldest due first, and wakes
+// each one's live park through the engine engineFor returns for the head's workflow, until
+// limit sessions were woken or skipped; failed wakes do not count, and up to
+// sweepLookahead×limit heads are read, so parks that fail every time (a removed workflow)
+// cannot starve the rest. A session another writer holds counts as failed and is retried
+// next time. Errors: the listing's, or every failed wake joined.
 func Sweep(ctx context.Context, log store.Log, engineFor func(ctx context.Context, workflow string) (*Engine, error), now time.Time, limit int) (SweepResult, error) {
-	heads, err := log.ListDueParks(ctx, spec.FormatInstant(now), limit)
+	if limit <= 0 {
+		limit = store.DefaultLimit
+	}
+	heads, err := log.ListDueParks(ctx, spec.FormatInstant(now), sweepLookahead*limit)
 	if err != nil {
 		return SweepResult{}, fmt.Errorf("list due parks: %w", err)
 	}
 	res := SweepResult{Due: len(heads)}
 	var errs []error
 	for _, h := range heads {
+		if res.Woken+res.Skipped == limit {
+			break
+		}
 		if ctx.Err() != nil {
 			errs = append(errs, ctx.Err())
 			break

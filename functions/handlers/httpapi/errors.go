@@ -28,6 +28,7 @@ type ErrorInfo struct {
 // The codes of failures that have no spec error name.
 const (
 	CodeNotFound            = "NotFound"                 // no such route
+	CodeMethodNotAllowed    = "MethodNotAllowed"         // a route of ours, another method
 	CodeInvalidRequest      = "InvalidRequestError"      // the body is not a well-formed turn request
 	CodePayloadTooLarge     = "PayloadTooLargeError"     // the body exceeds MaxBodyBytes
 	CodeInvalidTriggerInput = "InvalidTriggerInputError" // spec 02 §1.2: a trigger is an id only
@@ -53,6 +54,7 @@ func invalidRequest(format string, args ...any) error {
 //	    SessionStoreIdError, EmptyMessageError, InvalidVariableNameError, InvalidTitleError
 //	    MissingDeliveryTriggerError
 //	404 NotFound (route), UnknownWorkflowError, SessionNotFoundError
+//	405 MethodNotAllowed (a route of ours with another method)
 //	409 WorkflowMismatchError, SessionNotResumableError, SessionNotParkedError,
 //	    SessionNotAwaitingInputError, ParkNotLiveError (details.liveParkId),
 //	    DuplicateDeliveryError (a repeated Idempotency-Key)
@@ -95,6 +97,8 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		switch reqErr.code {
 		case CodeNotFound:
 			status = http.StatusNotFound
+		case CodeMethodNotAllowed:
+			status = http.StatusMethodNotAllowed
 		case CodePayloadTooLarge:
 			status = http.StatusRequestEntityTooLarge
 		}

@@ -242,7 +242,7 @@ func TestRefusals(t *testing.T) {
 		{"invalid session id", turn("greeter", ".", `{"message":"hi"}`), 400, "SessionStoreIdError"},
 		{"too large", turn("greeter", "s1", bigBody), 413, CodePayloadTooLarge},
 		{"unknown route", request("$default", "GET", "/v1/sessions", ``), 404, CodeNotFound},
-		{"wrong method", request("$default", "GET", "/v1/workflows/greeter/sessions", ``), 404, CodeNotFound},
+		{"wrong method", request("$default", "GET", "/v1/workflows/greeter/sessions", ``), 405, CodeMethodNotAllowed},
 		{"unknown workflow", start("nope", `{"message":"hi"}`), 404, "UnknownWorkflowError"},
 		{"unknown trigger", start("greeter", `{"message":"hi","trigger":"webhook"}`), 422, "UnknownTriggerError"},
 		{"signature issues", start("greeter", `{"message":"hi","trigger":"order","variables":{"order_id":"o-1","qty":"2"}}`), 422, "SignatureIssuesError"},

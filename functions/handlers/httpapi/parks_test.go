@@ -157,6 +157,12 @@ func TestDecisionRoute(t *testing.T) {
 	if status != http.StatusConflict || (errCode(body) != "SessionNotParkedError" && errCode(body) != "ParkNotLiveError") {
 		t.Errorf("second decision: %d %v", status, body)
 	}
+	if status, body := call(t, h, request("$default", "GET", "/v1/sessions/d1/decision", "")); status != http.StatusMethodNotAllowed || errCode(body) != CodeMethodNotAllowed {
+		t.Errorf("GET on the decision route: %d %v", status, body)
+	}
+	if status, _ := call(t, h, request("$default", "GET", "/v1/elsewhere", "")); status != http.StatusNotFound {
+		t.Errorf("GET elsewhere: %d", status)
+	}
 	// the $default route reaches the same handler by path
 	status, body = call(t, h, request("$default", "POST", "/v1/sessions/d1/decision", `{"to":"done"}`))
 	if status != http.StatusConflict {

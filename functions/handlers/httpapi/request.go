@@ -64,7 +64,14 @@ func route(req events.APIGatewayV2HTTPRequest) (target, error) {
 	}
 	method := req.RequestContext.HTTP.Method
 	seg := strings.Split(strings.Trim(req.RawPath, "/"), "/")
-	if method == "POST" && len(seg) >= 4 && seg[0] == "v1" && seg[1] == "workflows" && seg[2] != "" && seg[3] == "sessions" {
+	if method != "POST" {
+		if _, err := route(withMethod(req, "POST")); err == nil {
+			return target{}, &requestError{code: CodeMethodNotAllowed,
+				message: fmt.Sprintf("%s %s is not served here; this route takes POST.", method, req.RawPath)}
+		}
+		return target{}, &requestError{code: CodeNotFound, message: fmt.Sprintf("No route for %s %s.", method, req.RawPath)}
+	}
+	if len(seg) >= 4 && seg[0] == "v1" && seg[1] == "workflows" && seg[2] != "" && seg[3] == "sessions" {
 		switch {
 		case len(seg) == 4:
 			return target{act: actStart, workflow: seg[2]}, nil
@@ -72,7 +79,7 @@ func route(req events.APIGatewayV2HTTPRequest) (target, error) {
 			return target{act: actTurn, workflow: seg[2], sessionID: seg[4]}, nil
 		}
 	}
-	if method == "POST" && len(seg) == 4 && seg[0] == "v1" && seg[1] == "sessions" && seg[2] != "" {
+	if len(seg) == 4 && seg[0] == "v1" && seg[1] == "sessions" && seg[2] != "" {
 		switch seg[3] {
 		case "decision":
 			return target{act: actDecision, sessionID: seg[2]}, nil
@@ -81,6 +88,13 @@ func route(req events.APIGatewayV2HTTPRequest) (target, error) {
 		}
 	}
 	return target{}, &requestError{code: CodeNotFound, message: fmt.Sprintf("No route for %s %s.", method, req.RawPath)}
+}
+
+// withMethod is req as if sent with method, for route matching.
+func withMethod(req events.APIGatewayV2HTTPRequest, method string) events.APIGatewayV2HTTPRequest {
+	req.RouteKey = ""
+	req.RequestContext.HTTP.Method = method
+	return req
 }
 
 // body returns a request's bytes: base64-decoded when flagged, refused (413) over
