@@ -82,3 +82,6 @@ func (e *Engines) Sweep(ctx context.Context, now time.Time, limit int) (SweepRes
 
 // Log is the session log the engines share.
 func (e *Engines) Log() store.Log { return e.base.Log }
+
+// Sessions reads the stored sessions of every workflow (the read API).
+func (e *Engines) Sessions() *Sessions { return NewSessions(e.base.Log, e.base.Files, e.base.Blobs) }

@@ -1,13 +1,32 @@
-// Command sessions is the sessions Lambda of the archmax bundle (DESIGN.md §1). It is a placeholder
-// until the "Durable on AWS" issue wires it to the engine; built, it reports that.
+// Command sessions is the read-only sessions Lambda of the archmax bundle (DESIGN.md §1):
+// API Gateway HTTP API (payload format 2.0) requests on
+//
+//	GET /v1/sessions                              summaries, newest first (?workflow, status, limit, cursor, includeChildren)
+//	GET /v1/sessions/{sessionId}                  the summary, with the pending decision or input
+//	GET /v1/sessions/{sessionId}/messages?after=N the transcript page after the message count N
+//	GET /v1/sessions/{sessionId}/events?after=N   the stored lifecycle events after N
+//
+// served by functions/handlers/httpapi over the AWS assembly. It writes nothing; grant it
+// read access only. A configuration that cannot work stops the function at init.
 package main
 
 import (
-	"fmt"
+	"context"
+	"log/slog"
 	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/archmax-ai/archmax/functions/handlers/assembly"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "functions/sessions: not wired yet (see docs/ARCHITECTURE.md)")
-	os.Exit(1)
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	engines, err := assembly.FromEnv(context.Background(), os.Getenv)
+	if err != nil {
+		log.Error("functions/sessions cannot start", "error", err.Error())
+		os.Exit(1)
+	}
+	lambda.Start(httpapi.New(engines, log).Handle)
 }

@@ -1,4 +1,4 @@
-// Package httpapi is the HTTP face of the turn, decide and deliver Lambdas (DESIGN.md §1): it routes API Gateway
+// Package httpapi is the HTTP face of the turn, decide, deliver and sessions Lambdas (DESIGN.md §1): it routes API Gateway
 // HTTP API (payload format 2.0) requests to the engine, answers 200 with the outcome
 // summary, and maps every failure onto {"error": {"code", "message", "details"}} with the
 // status the contract gives it (see errorResponse).
@@ -9,6 +9,10 @@
 //	POST /v1/workflows/{workflow}/sessions/{sessionId}/turns    a message to a session (Engine.Send decides)
 //	POST /v1/sessions/{sessionId}/decision                      {to, comment?, parkId?}: Engine.Decide
 //	POST /v1/sessions/{sessionId}/deliveries                    {trigger, variables?, message?, files?, parkId?}: Engine.Deliver
+//	GET  /v1/sessions?workflow=&status=&limit=&cursor=&includeChildren=   SessionPage
+//	GET  /v1/sessions/{sessionId}                               the session summary (pending park included)
+//	GET  /v1/sessions/{sessionId}/messages?after=N&limit=       MessagePage
+//	GET  /v1/sessions/{sessionId}/events?after=N&limit=         EventPage
 //
 // A decision or delivery names only the session; its workflow is the one the session's
 // head records (an unknown session is 404 SessionNotFoundError).
@@ -37,6 +41,8 @@ import (
 type Engines interface {
 	Engine(ctx context.Context, workflow string) (*session.Engine, error)
 	SessionWorkflow(ctx context.Context, sessionID string) (string, error)
+	// Sessions reads stored sessions (the GET routes).
+	Sessions() *session.Sessions
 }
 
 // Handler serves the turn routes over Engines. Safe for concurrent use.
@@ -77,11 +83,17 @@ func workContext(ctx context.Context) (context.Context, context.CancelFunc) {
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	work, cancel := workContext(ctx)
 	defer cancel()
-	summary, err := h.serve(work, req)
+	var answer any
+	var err error
+	if t, ok := readRoute(req); ok {
+		answer, err = h.read(work, req, t)
+	} else {
+		answer, err = h.serve(work, req)
+	}
 	if err != nil {
 		return h.failure(ctx, req, err), nil
 	}
-	body, err := json.Marshal(summary)
+	body, err := json.Marshal(answer)
 	if err != nil {
 		return h.failure(ctx, req, err), nil
 	}

@@ -60,6 +60,8 @@ type engines struct {
 	err      error // returned by Engine when set
 }
 
+func (e *engines) Sessions() *session.Sessions { return session.NewSessions(e.log, nil, nil) }
+
 func (e *engines) SessionWorkflow(ctx context.Context, id string) (string, error) {
 	h, err := e.log.Get(ctx, id)
 	if err != nil {
@@ -241,7 +243,7 @@ func TestRefusals(t *testing.T) {
 		{"file shape", turn("greeter", "s1", `{"message":"hi","files":{"doc":"a.txt"}}`), 400, "InvalidTurnFileError"},
 		{"invalid session id", turn("greeter", ".", `{"message":"hi"}`), 400, "SessionStoreIdError"},
 		{"too large", turn("greeter", "s1", bigBody), 413, CodePayloadTooLarge},
-		{"unknown route", request("$default", "GET", "/v1/sessions", ``), 404, CodeNotFound},
+		{"unknown route", request("$default", "GET", "/v1/nowhere", ``), 404, CodeNotFound},
 		{"wrong method", request("$default", "GET", "/v1/workflows/greeter/sessions", ``), 405, CodeMethodNotAllowed},
 		{"unknown workflow", start("nope", `{"message":"hi"}`), 404, "UnknownWorkflowError"},
 		{"unknown trigger", start("greeter", `{"message":"hi","trigger":"webhook"}`), 422, "UnknownTriggerError"},

@@ -31,13 +31,14 @@ func newServeCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [flags]",
 		Short: "Serve the session HTTP API locally, with timed wakes",
-		Long: `Serve the HTTP routes of the turn, decide and deliver Lambdas on --addr, in front of the same
+		Long: `Serve the HTTP routes of the turn, decide, deliver and sessions Lambdas on --addr, in front of the same
 handlers the Lambdas run (an emulated API Gateway HTTP API), over the local session store:
 
   POST /v1/workflows/{workflow}/sessions                      start a session
   POST /v1/workflows/{workflow}/sessions/{sessionId}/turns    a message (a turn, a reply, a delivery)
   POST /v1/sessions/{sessionId}/decision                      {to, comment?, parkId?}
   POST /v1/sessions/{sessionId}/deliveries                    {trigger, variables?, message?, files?, parkId?}
+  GET  /v1/sessions, /v1/sessions/{sessionId}, …/messages?after=N, …/events?after=N
 
 A park with a resumeAt (archmax_wait with 'until') is woken by an in-process timer at that
 time; at start the timers of every stored timed park are re-armed (an overdue one wakes at
@@ -84,7 +85,7 @@ once), and a sweep every --sweep-every catches any wake that failed. Stop with C
 }
 
 // server is the local stand-in of the deployed bundle: the HTTP routes of the turn,
-// decide and deliver functions, and the wake function driven by an in-process timer loop
+// decide, deliver and sessions functions, and the wake function driven by an in-process timer loop
 // (DESIGN.md §5), re-armed at start, plus a periodic sweep.
 type server struct {
 	env     *runner.Env

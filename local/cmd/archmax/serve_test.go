@@ -142,6 +142,19 @@ func TestServeWakesTimedParksAndTakesDecisions(t *testing.T) {
 	if status, body := post(t, base, "/v1/sessions/d1/decision", `{"to":"done"}`); status != 409 {
 		t.Errorf("second decision: %d %v", status, body)
 	}
+	resp, err := http.Get(base + "/v1/sessions/d1/messages?after=0&limit=500")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Messages []struct{ Text, Note string }
+		Next     int
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 || page.Next != len(page.Messages) ||
+		page.Messages[len(page.Messages)-1].Text != "Done." {
+		t.Errorf("messages read back: %d %+v %v", resp.StatusCode, page, err)
+	}
+	resp.Body.Close()
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Serve: %v", err)

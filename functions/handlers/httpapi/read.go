@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/core/transcript"
+)
+
+// The read routes (DESIGN.md §1, served by functions/sessions), as API Gateway route keys.
+const (
+	RouteList     = "GET /v1/sessions"
+	RouteSession  = "GET /v1/sessions/{sessionId}"
+	RouteMessages = "GET /v1/sessions/{sessionId}/messages"
+	RouteEvents   = "GET /v1/sessions/{sessionId}/events"
+)
+
+// MaxPageLimit caps the `limit` of a read page.
+const MaxPageLimit = 500
+
+// SessionPage is the answer to GET /v1/sessions: summaries newest first, and the cursor of
+// the next page (absent on the last one).
+type SessionPage struct {
+	Sessions   []session.SessionSummary `json:"sessions"`
+	NextCursor string                   `json:"nextCursor,omitempty"`
+}
+
+// MessagePage is the answer to GET …/messages?after=N: the messages after the cursor N (a
+// message count, spec 02 §5.4) and the cursor to pass next.
+type MessagePage struct {
+	Messages []transcript.Message `json:"messages"`
+	Next     int64                `json:"next"`
+}
+
+// EventPage is the answer to GET …/events?after=N: stored lifecycle events after N and the
+// cursor to pass next.
+type EventPage struct {
+	Events []json.RawMessage `json:"events"`
+	Next   int64             `json:"next"`
+}
+
+// readTarget is a routed read: which view, of which session ("" for the listing).
+type readTarget struct {
+	view      string // "list" | "session" | "messages" | "events"
+	sessionID string
+}
+
+// readRoute matches a GET request to a read route, by route key or by raw path; ok is false
+// for any other request.
+func readRoute(req events.APIGatewayV2HTTPRequest) (readTarget, bool) {
+	id := req.PathParameters["sessionId"]
+	switch req.RouteKey {
+	case RouteList:
+		return readTarget{view: "list"}, true
+	case RouteSession:
+		return readTarget{view: "session", sessionID: id}, true
+	case RouteMessages:
+		return readTarget{view: "messages", sessionID: id}, true
+	case RouteEvents:
+		return readTarget{view: "events", sessionID: id}, true
+	}
+	if req.RequestContext.HTTP.Method != http.MethodGet {
+		return readTarget{}, false
+	}
+	seg := strings.Split(strings.Trim(req.RawPath, "/"), "/")
+	if len(seg) < 2 || seg[0] != "v1" || seg[1] != "sessions" {
+		return readTarget{}, false
+	}
+	switch {
+	case len(seg) == 2:
+		return readTarget{view: "list"}, true
+	case len(seg) == 3 && seg[2] != "":
+		return readTarget{view: "session", sessionID: seg[2]}, true
+	case len(seg) == 4 && seg[2] != "" && (seg[3] == "messages" || seg[3] == "events"):
+		return readTarget{view: seg[3], sessionID: seg[2]}, true
+	}
+	return readTarget{}, false
+}
+
+// read serves a read route from the session store; it writes nothing. Errors:
+// *spec.SessionStoreIdError (400), *session.SessionNotFoundError (404), invalid query
+// parameters (400 InvalidRequestError).
+func (h *Handler) read(ctx context.Context, req events.APIGatewayV2HTTPRequest, t readTarget) (any, error) {
+	q := req.QueryStringParameters
+	sessions := h.engines.Sessions()
+	limit, err := queryInt(q, "limit", 0, 1, MaxPageLimit)
+	if err != nil {
+		return nil, err
+	}
+	switch t.view {
+	case "list":
+		if _, err := store.DecodeCursor(q["cursor"]); err != nil {
+			return nil, invalidRequest("'cursor' is not a cursor this API returned.")
+		}
+		children := false
+		if v, ok := q["includeChildren"]; ok {
+			if children, err = strconv.ParseBool(v); err != nil {
+				return nil, invalidRequest("'includeChildren' must be true or false.")
+			}
+		}
+		list, next, err := sessions.List(ctx, session.ListOptions{Workflow: q["workflow"], Status: session.Status(q["status"]),
+			Limit: limit, Cursor: q["cursor"], IncludeChildren: children})
+		if err != nil {
+			return nil, err
+		}
+		return SessionPage{Sessions: nonNil(list), NextCursor: next}, nil
+	case "session":
+		return sessions.Get(ctx, t.sessionID)
+	}
+	after, err := queryInt(q, "after", 0, 0, 1<<62)
+	if err != nil {
+		return nil, err
+	}
+	if t.view == "messages" {
+		msgs, next, err := sessions.Messages(ctx, t.sessionID, int64(after), limit)
+		if err != nil {
+			return nil, err
+		}
+		return MessagePage{Messages: nonNil(msgs), Next: next}, nil
+	}
+	evs, next, err := sessions.Events(ctx, t.sessionID, int64(after), limit)
+	if err != nil {
+		return nil, err
+	}
+	return EventPage{Events: nonNil(evs), Next: next}, nil
+}
+
+// queryInt reads an integer query parameter in [min, max]; absent is def.
+func queryInt(q map[string]string, name string, def, min, max int) (int, error) {
+	v, ok := q[name]
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		return 0, invalidRequest("'%s' must be an integer from %d to %d.", name, min, max)
+	}
+	return n, nil
+}
