@@ -193,6 +193,9 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 			if len(in.Files) > 0 {
 				return nil, &InvalidTurnFileError{Variable: slices.Sorted(maps.Keys(in.Files))[0], Cause: "a person holds the session (it is parked at a human state); only a reply is accepted"}
 			}
+			if strings.TrimSpace(in.Message) != "" && (len(in.Variables) > 0 || strings.TrimSpace(in.Trigger) != "") {
+				r.warn("session", replyIgnores(slices.Sorted(maps.Keys(in.Variables)), strings.TrimSpace(in.Trigger)))
+			}
 			return r.reply(in.Message)
 		case r.parked(ChannelInput):
 			if strings.TrimSpace(in.Message) == "" {

@@ -187,3 +187,16 @@ func replyWaiting(state, resumeAt string) string {
 	}
 	return s
 }
+
+// replyIgnores is the warning of a reply that carried variables or a trigger: a person holds
+// the session, so neither is applied (spec 02 §1.3 step 6 [P]).
+func replyIgnores(variables []string, trigger string) string {
+	var parts []string
+	if len(variables) > 0 {
+		parts = append(parts, "variables "+strings.Join(variables, ", "))
+	}
+	if trigger != "" {
+		parts = append(parts, "trigger '"+trigger+"'")
+	}
+	return "The session is parked at a human state, so this message is a reply and its " + strings.Join(parts, " and ") + " were not applied."
+}

@@ -133,6 +133,19 @@ func TestReplyWhileParkedKeepsTheRecord(t *testing.T) {
 	if _, err := h.engine().Reply(context.Background(), "s1", "  "); !errors.As(err, &empty) || !empty.Reply {
 		t.Errorf("empty reply: %v", err)
 	}
+	// 02 §1.3 step 6: variables and a trigger on a reply are not applied, and a warning says so
+	h.script(says("Still with finance."))
+	out, err := h.engine().Send(context.Background(), "s1", SendInput{Message: "Any news now?", Trigger: "manual", Variables: map[string]any{"urgent": true}})
+	if err != nil || out.Disposition != DispositionReply {
+		t.Fatalf("reply with variables: %v %+v", err, out)
+	}
+	if _, set := out.Variables["urgent"]; set {
+		t.Errorf("a reply's variable was applied")
+	}
+	w := h.eventsOf(events.Warning)
+	if len(w) == 0 || w[len(w)-1].Str("message") != "The session is parked at a human state, so this message is a reply and its variables urgent and trigger 'manual' were not applied." {
+		t.Errorf("warnings = %+v", w)
+	}
 }
 
 // A refine decision loops back to the agent, which re-parks on a fresh record.
