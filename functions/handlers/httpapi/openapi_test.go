@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers/legacy"
+)
+
+const openAPIFile = "../../../docs/openapi.yaml"
+
+func loadOpenAPI(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromFile(openAPIFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("docs/openapi.yaml is not a valid OpenAPI 3 document: %v", err)
+	}
+	return doc
+}
+
+// DESIGN §1: the OpenAPI document validates, every operation in it is routed by this
+// handler, and every route this handler declares is in the document.
+func TestOpenAPIDocumentMatchesTheRoutes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	var documented []string
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			documented = append(documented, method+" "+path)
+			raw := strings.NewReplacer("{workflow}", "desk", "{sessionId}", "s-1").Replace(path)
+			req := request("$default", method, raw, "")
+			_, readable := readRoute(req)
+			if _, err := route(req); err != nil && !readable {
+				t.Errorf("%s %s is documented but not routed: %v", method, path, err)
+			}
+		}
+	}
+	for _, key := range []string{RouteStart, RouteTurn, RouteDecision, RouteDelivery, RouteList, RouteSession, RouteMessages, RouteEvents} {
+		if !slices.Contains(documented, key) {
+			t.Errorf("route %q is served but not documented", key)
+		}
+	}
+}
+
+// Live answers of the handler — outcomes, errors and read pages — conform to the document.
+func TestAnswersConformToTheOpenAPIDocument(t *testing.T) {
+	doc := loadOpenAPI(t)
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, qm := newParkFixture(t)
+	qm.push(tool("archmax_advance", map[string]any{"to": "signoff", "reason": "ready"}), *text("Sent to sign-off."))
+	check := func(method, path, body string, want int) {
+		t.Helper()
+		hreq, _ := http.NewRequest(method, "http://127.0.0.1:8080"+path, strings.NewReader(body))
+		hreq.Header.Set("Content-Type", "application/json")
+		rt, params, err := router.FindRoute(hreq)
+		if err != nil {
+			t.Fatalf("%s %s: not in the document: %v", method, path, err)
+		}
+		in := &openapi3filter.RequestValidationInput{Request: hreq, PathParams: params, Route: rt}
+		if body != "" {
+			if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil && want < 400 {
+				t.Errorf("%s %s: the request does not conform: %v", method, path, err)
+			}
+			hreq.Body = io.NopCloser(strings.NewReader(body))
+		}
+		ev := request("$default", method, strings.SplitN(path, "?", 2)[0], body)
+		if q := hreq.URL.Query(); len(q) > 0 {
+			ev.QueryStringParameters = map[string]string{}
+			for k := range q {
+				ev.QueryStringParameters[k] = q.Get(k)
+			}
+		}
+		resp, err := h.Handle(context.Background(), ev)
+		if err != nil || resp.StatusCode != want {
+			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, resp.Body, want)
+		}
+		header := http.Header{}
+		for k, v := range resp.Headers {
+			header.Set(k, v)
+		}
+		out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode, Header: header,
+			Body: io.NopCloser(bytes.NewReader([]byte(resp.Body)))}
+		if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+			t.Errorf("%s %s → %d does not conform: %v\n%s", method, path, resp.StatusCode, err, resp.Body)
+		}
+	}
+	check("POST", "/v1/workflows/desk/sessions/o1/turns", `{"message":"file it"}`, 200)
+	check("POST", "/v1/sessions/o1/decision", `{"to":"nowhere"}`, 422)
+	check("POST", "/v1/sessions/o1/deliveries", `{"trigger":"courier"}`, 409)
+	check("POST", "/v1/workflows/nope/sessions", `{"message":"hi"}`, 404)
+	check("GET", "/v1/sessions?limit=10", "", 200)
+	check("GET", "/v1/sessions/o1", "", 200)
+	check("GET", "/v1/sessions/o1/messages?after=0&limit=2", "", 200)
+	check("GET", "/v1/sessions/o1/events?after=0", "", 200)
+	check("GET", "/v1/sessions/nobody", "", 404)
+	qm.push(*text("Done."))
+	check("POST", "/v1/sessions/o1/decision", `{"to":"done","comment":"fine"}`, 200)
+}
