@@ -95,6 +95,9 @@ type Log interface {
 	// RememberIdempotent stores value under key if absent (for ttl) and returns (nil, false);
 	// if the key is already recorded it returns the recorded value and true.
 	RememberIdempotent(ctx context.Context, key string, value []byte, ttl time.Duration) ([]byte, bool, error)
+	// PutIdempotent records value under key for ttl, replacing any recorded value (the
+	// final answer of a request whose key RememberIdempotent claimed).
+	PutIdempotent(ctx context.Context, key string, value []byte, ttl time.Duration) error
 	// Delete removes a session's head and every item; it reports whether anything existed.
 	Delete(ctx context.Context, sessionID string) (bool, error)
 }

@@ -673,6 +673,23 @@ func (s *Store) RememberIdempotent(ctx context.Context, key string, value []byte
 	return b.Value, true, nil
 }
 
+// PutIdempotent implements store.Log with one unconditional PutItem.
+func (s *Store) PutIdempotent(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &s.table,
+		Item: map[string]types.AttributeValue{
+			attrPK:    str("I#" + key),
+			attrSK:    str(skIdem),
+			attrValue: &types.AttributeValueMemberB{Value: append([]byte{}, value...)},
+			attrTTL:   num(time.Now().Add(ttl).Add(time.Second - 1).Unix()),
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("put idempotency record %s: %w", key, err)
+	}
+	return nil
+}
+
 // Delete implements store.Log: it queries every item of the session, deletes them in
 // batches and then the session's blobs; it reports whether a committed head existed.
 func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {

@@ -393,6 +393,28 @@ func (s *Store) RememberIdempotent(ctx context.Context, key string, value []byte
 	return nil, false, nil
 }
 
+// PutIdempotent implements store.Log: it replaces the record of key under the same lock.
+func (s *Store) PutIdempotent(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	unlock, err := lock(s.root, idempotencyDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	sum := sha256.Sum256([]byte(key))
+	name := path.Join(idempotencyDir, hex.EncodeToString(sum[:])+".json")
+	data, err := json.Marshal(idempotencyRecord{Key: key, Value: value, ExpiresAt: time.Now().Add(ttl)})
+	if err != nil {
+		return err
+	}
+	if err := replaceFile(s.root, name, data); err != nil {
+		return fmt.Errorf("put idempotency record %q: %w", key, err)
+	}
+	return nil
+}
+
 // Delete implements store.Log: it removes the session's directory (head, items and lease)
 // and reports whether a committed head existed.
 func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {

@@ -226,6 +226,17 @@ func (s *Store) RememberIdempotent(ctx context.Context, key string, value []byte
 	return nil, false, nil
 }
 
+// PutIdempotent implements store.Log.
+func (s *Store) PutIdempotent(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.remember[key] = remembered{value: clone(value), expiresAt: s.now().Add(ttl)}
+	return nil
+}
+
 // Delete implements store.Log: it drops the session (head, items and lease) and reports
 // whether a committed head existed.
 func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {

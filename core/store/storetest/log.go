@@ -595,6 +595,19 @@ func testIdempotency(t *testing.T, newLog func(t *testing.T) store.Log) {
 	if err != nil || !found || string(v) != `{"first":true}` {
 		t.Fatalf("second remember = %s, %v, %v; want the first value", v, found, err)
 	}
+	if err := l.PutIdempotent(ctx, "turn:1", []byte(`{"final":true}`), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	v, found, err = l.RememberIdempotent(ctx, "turn:1", []byte(`{"third":true}`), time.Hour)
+	if err != nil || !found || string(v) != `{"final":true}` {
+		t.Fatalf("remember after put = %s, %v, %v; want the put value", v, found, err)
+	}
+	if err := l.PutIdempotent(ctx, "turn:3", []byte(`{"put":true}`), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if v, found, err := l.RememberIdempotent(ctx, "turn:3", []byte(`x`), time.Hour); err != nil || !found || string(v) != `{"put":true}` {
+		t.Fatalf("remember of a put-only key = %s, %v, %v", v, found, err)
+	}
 	v, found, err = l.RememberIdempotent(ctx, "turn:2", []byte("\x00\xffbinary"), time.Hour)
 	if err != nil || found || v != nil {
 		t.Fatalf("other key = %s, %v, %v", v, found, err)
