@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -147,5 +148,29 @@ func TestParkInOneProcessDecideInAnother(t *testing.T) {
 	}
 	if got := s.trail(t, id); got != "trigger:draft agent:review human:publish" {
 		t.Errorf("trail = %s", got)
+	}
+}
+
+// DESIGN.md §1 on DynamoDB: a decision retried with the same Idempotency-Key — say, by a
+// client that lost the first answer — gets the first answer again, even from another
+// instance of the decide Lambda, and nothing is applied twice.
+func TestDecisionIdempotencyKeyReplaysTheFirstAnswer(t *testing.T) {
+	s := newStack(t, "approve.model.yaml")
+	l := s.boot(t)
+	id, parked := parkAtSignoff(t, l)
+	req := decisionReq(id, jsonText(t, map[string]string{"to": "publish", "parkId": parked.parkID()}))
+	req.Headers["idempotency-key"] = "decide-42"
+	first := call(t, l.decide, req)
+	if first.status != http.StatusOK || first.body["kind"] != "completed" {
+		t.Fatalf("decide: %d %v", first.status, first.body)
+	}
+	after := s.head(t, id)
+	other := s.boot(t) // a cold container: no memory shared with the first
+	resp, err := other.decide.Handle(context.Background(), req)
+	if err != nil || resp.StatusCode != http.StatusOK || resp.Headers["Idempotent-Replayed"] != "true" || decodeAnswer(t, resp).body["reply"] != first.body["reply"] {
+		t.Fatalf("replay: %+v %v", resp, err)
+	}
+	if h := s.head(t, id); h.Version != after.Version {
+		t.Errorf("the replay wrote: v%d → v%d", after.Version, h.Version)
 	}
 }

@@ -27,12 +27,14 @@ type ErrorInfo struct {
 
 // The codes of failures that have no spec error name.
 const (
-	CodeNotFound            = "NotFound"                 // no such route
-	CodeMethodNotAllowed    = "MethodNotAllowed"         // a route of ours, another method
-	CodeInvalidRequest      = "InvalidRequestError"      // the body is not a well-formed turn request
-	CodePayloadTooLarge     = "PayloadTooLargeError"     // the body exceeds MaxBodyBytes
-	CodeInvalidTriggerInput = "InvalidTriggerInputError" // spec 02 §1.2: a trigger is an id only
-	CodeInternal            = "InternalError"            // anything unexpected; details are only logged
+	CodeNotFound             = "NotFound"                  // no such route
+	CodeMethodNotAllowed     = "MethodNotAllowed"          // a route of ours, another method
+	CodeIdempotencyKeyInUse  = "IdempotencyKeyInUseError"  // the key's first request still runs (409)
+	CodeIdempotencyKeyReused = "IdempotencyKeyReusedError" // the key came with another request (422)
+	CodeInvalidRequest       = "InvalidRequestError"       // the body is not a well-formed turn request
+	CodePayloadTooLarge      = "PayloadTooLargeError"      // the body exceeds MaxBodyBytes
+	CodeInvalidTriggerInput  = "InvalidTriggerInputError"  // spec 02 §1.2: a trigger is an id only
+	CodeInternal             = "InternalError"             // anything unexpected; details are only logged
 )
 
 // requestError is a request this layer refuses before the engine sees it.
@@ -57,10 +59,10 @@ func invalidRequest(format string, args ...any) error {
 //	405 MethodNotAllowed (a route of ours with another method)
 //	409 WorkflowMismatchError, SessionNotResumableError, SessionNotParkedError,
 //	    SessionNotAwaitingInputError, ParkNotLiveError (details.liveParkId),
-//	    DuplicateDeliveryError (a repeated Idempotency-Key)
+//	    DuplicateDeliveryError, IdempotencyKeyInUseError
 //	413 PayloadTooLargeError
 //	422 SignatureIssuesError (details.issues), UnknownTriggerError (details.available),
-//	    InvalidDecisionTargetError (details.validTargets)
+//	    InvalidDecisionTargetError (details.validTargets), IdempotencyKeyReusedError
 //	500 WorkflowLoadError (details.diagnostics), InternalError (anything else)
 //	502 ModelCallError (details.providerCode)
 //	504 TurnAbortedError
@@ -99,6 +101,10 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 			status = http.StatusNotFound
 		case CodeMethodNotAllowed:
 			status = http.StatusMethodNotAllowed
+		case CodeIdempotencyKeyInUse:
+			status = http.StatusConflict
+		case CodeIdempotencyKeyReused:
+			status = http.StatusUnprocessableEntity
 		case CodePayloadTooLarge:
 			status = http.StatusRequestEntityTooLarge
 		}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
 )
 
 // Engines hands out the engine of a workflow. An unknown workflow is a
@@ -43,6 +44,8 @@ type Engines interface {
 	SessionWorkflow(ctx context.Context, sessionID string) (string, error)
 	// Sessions reads stored sessions (the GET routes).
 	Sessions() *session.Sessions
+	// Log records Idempotency-Key answers (RememberIdempotent, PutIdempotent).
+	Log() store.Log
 }
 
 // Handler serves the turn routes over Engines. Safe for concurrent use.
@@ -81,6 +84,16 @@ func workContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // an HTTP answer in the contract's error shape. The work is cut before API Gateway's or
 // Lambda's deadline (TurnAbortedError, 504) so the answer is ours and committed steps stay.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	if _, read := readRoute(req); !read {
+		if key := idempotencyKey(req); key != "" {
+			return h.idempotent(ctx, req, key), nil
+		}
+	}
+	return h.answer(ctx, req), nil
+}
+
+// answer serves one request without the Idempotency-Key layer.
+func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
 	work, cancel := workContext(ctx)
 	defer cancel()
 	var answer any
@@ -91,13 +104,13 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		answer, err = h.serve(work, req)
 	}
 	if err != nil {
-		return h.failure(ctx, req, err), nil
+		return h.failure(ctx, req, err)
 	}
 	body, err := json.Marshal(answer)
 	if err != nil {
-		return h.failure(ctx, req, err), nil
+		return h.failure(ctx, req, err)
 	}
-	return respond(http.StatusOK, body), nil
+	return respond(http.StatusOK, body)
 }
 
 // serve runs a request; every check that can refuse it runs before anything is written

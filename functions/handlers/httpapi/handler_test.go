@@ -60,6 +60,8 @@ type engines struct {
 	err      error // returned by Engine when set
 }
 
+func (e *engines) Log() store.Log { return e.log }
+
 func (e *engines) Sessions() *session.Sessions { return session.NewSessions(e.log, nil, nil) }
 
 func (e *engines) SessionWorkflow(ctx context.Context, id string) (string, error) {
