@@ -30,7 +30,7 @@ import (
 	ddbstore "github.com/archmax-ai/archmax/core/store/dynamodb"
 	s3store "github.com/archmax-ai/archmax/core/store/s3"
 	"github.com/archmax-ai/archmax/core/transcript"
-	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/starts"
 	"github.com/archmax-ai/archmax/local/conversefake"
 	"github.com/archmax-ai/archmax/local/dynamotest"
 )
@@ -44,7 +44,7 @@ const (
 // stack is the turn Lambda's handler over real-protocol peers: DynamoDB Local, gofakes3
 // over HTTP, and the Converse fake serving a scripted model through the Bedrock client.
 type stack struct {
-	h     *httpapi.Handler
+	h     *starts.Handler
 	ddb   *dynamodb.Client
 	table string
 	log   *ddbstore.Store
@@ -162,9 +162,11 @@ func (a answer) code() string {
 
 func (s *stack) send(t *testing.T, req events.APIGatewayV2HTTPRequest) answer {
 	t.Helper()
-	resp, err := s.h.Handle(context.Background(), req)
-	if err != nil {
-		t.Fatalf("Handle: %v", err)
+	raw, _ := json.Marshal(req) // as the Lambda runtime hands the event over
+	got, err := s.h.Handle(context.Background(), raw)
+	resp, ok := got.(events.APIGatewayV2HTTPResponse)
+	if err != nil || !ok {
+		t.Fatalf("Handle: %v %T", err, got)
 	}
 	a := answer{status: resp.StatusCode}
 	if err := json.Unmarshal([]byte(resp.Body), &a.body); err != nil {

@@ -4,7 +4,8 @@
 //	POST /v1/workflows/{workflow}/sessions
 //	POST /v1/workflows/{workflow}/sessions/{sessionId}/turns
 //
-// are served by functions/handlers/httpapi over the AWS assembly of
+// are served by functions/handlers/httpapi, and EventBridge events routed by
+// ARCHMAX_EVENT_ROUTES start sessions (functions/handlers/starts), over the AWS assembly of
 // functions/handlers/assembly (configuration from ARCHMAX_* environment variables). A
 // configuration that cannot work stops the function at init with a logged reason.
 package main
@@ -17,7 +18,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/archmax-ai/archmax/functions/handlers/assembly"
-	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/starts"
 )
 
 func main() {
@@ -32,10 +33,14 @@ func main() {
 
 // newHandler reads the configuration through getenv and assembles the handler; it makes
 // no AWS call, so a cold start costs no round trip.
-func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (*httpapi.Handler, error) {
+func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (*starts.Handler, error) {
+	routes, err := starts.ParseRoutes(getenv(starts.EnvEventRoutes))
+	if err != nil {
+		return nil, err
+	}
 	engines, err := assembly.FromEnv(ctx, getenv)
 	if err != nil {
 		return nil, err
 	}
-	return httpapi.New(engines, log), nil
+	return starts.New(engines, routes, log), nil
 }

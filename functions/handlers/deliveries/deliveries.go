@@ -50,58 +50,25 @@ type Detail struct {
 	ParkID    string         `json:"parkId"`
 }
 
-// Result answers an EventBridge delivery: the session, the outcome kind, or why the
-// event was a no-op (Duplicate).
-type Result struct {
-	SessionID string              `json:"sessionId"`
-	Outcome   session.OutcomeKind `json:"outcome,omitempty"`
-	State     string              `json:"state,omitempty"`
-	Duplicate bool                `json:"duplicate,omitempty"`
-}
-
-// EventError is an event of neither shape, or an EventBridge event without a session id;
-// retrying it cannot help.
-type EventError struct{ Reason string }
-
-func (e *EventError) Error() string { return "deliver: " + e.Reason }
-
-// shape tells the two event kinds apart.
-type shape struct {
-	RouteKey   string `json:"routeKey"`
-	DetailType string `json:"detail-type"`
-}
+// Result answers an EventBridge event (httpapi.EventResult); EventError is an event no
+// retry can help (httpapi.EventError).
+type (
+	Result     = httpapi.EventResult
+	EventError = httpapi.EventError
+)
 
 // Handle serves one event: an API Gateway request is answered like every HTTP route (an
 // APIGatewayV2HTTPResponse, never a Go error); an EventBridge event is delivered
 // (Result, or the engine's error).
 func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) {
-	var s shape
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, &EventError{Reason: "the event is not a JSON object"}
-	}
-	switch {
-	case s.RouteKey != "":
-		var req events.APIGatewayV2HTTPRequest
-		if err := json.Unmarshal(raw, &req); err != nil {
-			return nil, &EventError{Reason: "malformed API Gateway request"}
-		}
-		return h.http.Handle(ctx, req)
-	case s.DetailType != "":
-		var ev events.EventBridgeEvent
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return nil, &EventError{Reason: "malformed EventBridge event"}
-		}
-		return h.event(ctx, ev)
-	default:
-		return nil, &EventError{Reason: "want an API Gateway HTTP API request or an EventBridge event"}
-	}
+	return h.http.HandleOrEvent(ctx, raw, "deliver", func(ctx context.Context, ev events.EventBridgeEvent) (any, error) { return h.event(ctx, ev) })
 }
 
 // event delivers one EventBridge event.
 func (h *Handler) event(ctx context.Context, ev events.EventBridgeEvent) (Result, error) {
 	var d Detail
 	if err := json.Unmarshal(ev.Detail, &d); err != nil || d.SessionID == "" {
-		return Result{}, &EventError{Reason: "the event's detail names no sessionId"}
+		return Result{}, &EventError{Prefix: "deliver", Reason: "the event's detail names no sessionId"}
 	}
 	res := Result{SessionID: d.SessionID}
 	id, err := spec.CheckSessionID(d.SessionID)

@@ -4,17 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/archmax-ai/archmax/core/model/bedrock"
-	"github.com/archmax-ai/archmax/core/model/scripted"
 	"github.com/archmax-ai/archmax/core/session"
-	"github.com/archmax-ai/archmax/core/store/memory"
-	"github.com/archmax-ai/archmax/functions/handlers/assembly"
-	"github.com/archmax-ai/archmax/local/conversefake"
+	"github.com/archmax-ai/archmax/functions/handlers/internal/handlertest"
 )
 
 const courier = `
@@ -35,24 +30,9 @@ agent:
   - text: The parcel arrived.
 `
 
-func newHandler(t *testing.T) (*Handler, *assembly.Engines) {
+func newHandler(t *testing.T) (*Handler, *session.Engines) {
 	t.Helper()
-	ctx := context.Background()
-	authored := memory.NewFiles()
-	if err := authored.Write(ctx, "workflows/courier/workflow.yaml", []byte(courier)); err != nil {
-		t.Fatal(err)
-	}
-	s, err := scripted.Parse("courier.model.yaml", []byte(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := httptest.NewServer(conversefake.New(s))
-	t.Cleanup(fake.Close)
-	mdl, err := bedrock.New(ctx, bedrock.Config{Region: "us-east-1", Endpoint: fake.URL, AccessKeyID: "local", SecretAccessKey: "local"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	engines := assembly.NewEngines(session.Config{Authored: authored, Log: memory.New(), Files: memory.NewFiles(), Model: mdl, ModelID: "test"})
+	engines := handlertest.Engines(t, map[string]string{"workflows/courier/workflow.yaml": courier}, script, nil)
 	return New(engines, nil), engines
 }
 

@@ -184,3 +184,10 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
+
+// StatusOf is the HTTP status the contract gives err (errorResponse's table): 4xx for a
+// refusal, 5xx for a failure.
+func StatusOf(err error) int {
+	status, _, _ := errorResponse(err)
+	return status
+}

@@ -308,3 +308,7 @@ func describeJSONError(err error) string {
 		return "malformed JSON"
 	}
 }
+
+// CheckVariableNames refuses (*spec.InvalidVariableNameError) variable names outside the
+// grammar (spec 01 §5.1) of variables seeded by a start.
+func CheckVariableNames(vars map[string]any) error { return checkVariables(vars, "seeded") }

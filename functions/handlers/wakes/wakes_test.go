@@ -4,18 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/archmax-ai/archmax/core/model/bedrock"
-	"github.com/archmax-ai/archmax/core/model/scripted"
 	"github.com/archmax-ai/archmax/core/session"
-	"github.com/archmax-ai/archmax/core/store/memory"
-	"github.com/archmax-ai/archmax/functions/handlers/assembly"
-	"github.com/archmax-ai/archmax/local/conversefake"
+	"github.com/archmax-ai/archmax/functions/handlers/internal/handlertest"
 )
 
 const courier = `
@@ -47,30 +42,14 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.U
 
 type fixture struct {
 	h       *Handler
-	engines *assembly.Engines
+	engines *session.Engines
 	clock   *clock
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	authored := memory.NewFiles()
-	if err := authored.Write(ctx, "workflows/courier/workflow.yaml", []byte(courier)); err != nil {
-		t.Fatal(err)
-	}
-	s, err := scripted.Parse("courier.model.yaml", []byte(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := httptest.NewServer(conversefake.New(s))
-	t.Cleanup(fake.Close)
-	mdl, err := bedrock.New(ctx, bedrock.Config{Region: "us-east-1", Endpoint: fake.URL, AccessKeyID: "local", SecretAccessKey: "local"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	c := &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
-	engines := assembly.NewEngines(session.Config{Authored: authored, Log: memory.New(), Files: memory.NewFiles(),
-		Model: mdl, ModelID: "test", Clock: c.Now})
+	engines := handlertest.Engines(t, map[string]string{"workflows/courier/workflow.yaml": courier}, script, c.Now)
 	return &fixture{h: New(engines, nil, c.Now), engines: engines, clock: c}
 }
 

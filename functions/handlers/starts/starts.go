@@ -1,0 +1,193 @@
+// Package starts is the body of the turn Lambda (DESIGN.md §1): API Gateway HTTP API
+// requests are served by functions/handlers/httpapi, and EventBridge events start sessions.
+//
+// An event is mapped to a workflow trigger by the first Route whose source and detail-type
+// match (configured as JSON in ARCHMAX_EVENT_ROUTES, e.g.
+// `[{"source":"orders.app","detailType":"Order Placed","workflow":"fulfil","trigger":"order"}]`).
+// The event's detail object becomes the opening variables (each key must be a variable
+// name), its "message" string the person's message (else "<detail-type> from <source>").
+// The session id comes from the trigger's `session:` path over those variables, else it is
+// minted. The event id is the idempotency key: a redelivered event starts nothing twice.
+package starts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+)
+
+// EnvEventRoutes names the environment variable holding the routes, a JSON array of Route.
+const EnvEventRoutes = "ARCHMAX_EVENT_ROUTES"
+
+// Route maps EventBridge events to a trigger of a workflow. An empty Source or DetailType
+// matches any; an empty Trigger is the event's detail-type.
+type Route struct {
+	Source     string `json:"source"`
+	DetailType string `json:"detailType"`
+	Workflow   string `json:"workflow"`
+	Trigger    string `json:"trigger"`
+}
+
+// ParseRoutes reads the routes' JSON ("" is none). Each route must name a workflow.
+func ParseRoutes(s string) ([]Route, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var routes []Route
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&routes); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON array of {source, detailType, workflow, trigger}: %w", EnvEventRoutes, err)
+	}
+	for i, r := range routes {
+		if r.Workflow == "" {
+			return nil, fmt.Errorf("%s: route %d names no workflow", EnvEventRoutes, i)
+		}
+	}
+	return routes, nil
+}
+
+// Handler serves turn-function events of both shapes. Safe for concurrent use.
+type Handler struct {
+	http    *httpapi.Handler
+	engines httpapi.Engines
+	routes  []Route
+	log     *slog.Logger
+}
+
+// New returns a Handler; log may be nil (discarded).
+func New(engines httpapi.Engines, routes []Route, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{http: httpapi.New(engines, log), engines: engines, routes: routes, log: log}
+}
+
+// Result answers an EventBridge event (httpapi.EventResult); EventError is an event no
+// retry can help (httpapi.EventError).
+type (
+	Result     = httpapi.EventResult
+	EventError = httpapi.EventError
+)
+
+// Handle serves one event: an API Gateway request is answered like every HTTP route; an
+// EventBridge event starts a session (Result, or an error Lambda retries — a busy session,
+// a model failure — or keeps in the on-failure destination).
+func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) {
+	return h.http.HandleOrEvent(ctx, raw, "start", func(ctx context.Context, ev events.EventBridgeEvent) (any, error) { return h.start(ctx, ev) })
+}
+
+// claim records of an event id.
+type claim struct {
+	State     string `json:"state"` // "pending" | "done" | "released"
+	SessionID string `json:"sessionId,omitempty"`
+}
+
+func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result, error) {
+	route, ok := h.route(ev)
+	if !ok {
+		return Result{}, &EventError{Prefix: "start", Reason: fmt.Sprintf("no route in %s for source %q, detail-type %q", EnvEventRoutes, ev.Source, ev.DetailType)}
+	}
+	vars := map[string]any{}
+	if len(ev.Detail) > 0 && string(ev.Detail) != "null" {
+		if err := json.Unmarshal(ev.Detail, &vars); err != nil {
+			return Result{}, &EventError{Prefix: "start", Reason: "the event's detail is not a JSON object"}
+		}
+	}
+	message := fmt.Sprintf("%s from %s", ev.DetailType, ev.Source)
+	if m, ok := vars["message"].(string); ok && m != "" {
+		message = m
+		vars = maps.Clone(vars)
+		delete(vars, "message")
+	}
+	trigger := route.Trigger
+	if trigger == "" {
+		trigger = ev.DetailType
+	}
+	log := h.engines.Log()
+	key := "event " + ev.ID
+	keep := context.WithoutCancel(ctx)
+	pending, _ := json.Marshal(claim{State: "pending"})
+	old, found, err := log.RememberIdempotent(keep, key, pending, httpapi.ClaimTTL)
+	if err != nil {
+		return Result{}, fmt.Errorf("claim event %s: %w", ev.ID, err)
+	}
+	if found {
+		var c claim
+		_ = json.Unmarshal(old, &c)
+		switch c.State {
+		case "done":
+			h.log.InfoContext(ctx, "start skipped: event already started a session", "eventId", ev.ID, "sessionId", c.SessionID)
+			return Result{SessionID: c.SessionID, Duplicate: true}, nil
+		case "pending":
+			return Result{}, fmt.Errorf("event %s is being started by another invocation; retry later", ev.ID)
+		}
+		if err := log.PutIdempotent(keep, key, pending, httpapi.ClaimTTL); err != nil {
+			return Result{}, fmt.Errorf("claim event %s: %w", ev.ID, err)
+		}
+	}
+	res, err := h.run(ctx, route.Workflow, trigger, vars, message)
+	final := claim{State: "done", SessionID: res.SessionID}
+	if err != nil && !permanent(err) {
+		final = claim{State: "released"}
+	}
+	b, _ := json.Marshal(final)
+	if perr := log.PutIdempotent(keep, key, b, httpapi.IdempotencyTTL); perr != nil {
+		h.log.WarnContext(ctx, "event claim not recorded", "eventId", ev.ID, "error", perr.Error())
+	}
+	if err != nil {
+		h.log.WarnContext(ctx, "event start failed", "eventId", ev.ID, "workflow", route.Workflow, "trigger", trigger, "error", err.Error())
+		return res, err
+	}
+	h.log.InfoContext(ctx, "started", "eventId", ev.ID, "sessionId", res.SessionID, "outcome", string(res.Outcome))
+	return res, nil
+}
+
+// run starts (or continues) the session the firing resolves to.
+func (h *Handler) run(ctx context.Context, workflow, trigger string, vars map[string]any, message string) (Result, error) {
+	eng, err := h.engines.Engine(ctx, workflow)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := httpapi.CheckVariableNames(vars); err != nil {
+		return Result{}, err
+	}
+	id, _, err := eng.ResolveSessionID(ctx, trigger, vars)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := eng.CheckStart(ctx, trigger, vars); err != nil {
+		return Result{SessionID: id}, err
+	}
+	out, err := eng.Send(ctx, id, session.SendInput{Message: message, Trigger: trigger, Variables: vars})
+	if err != nil {
+		return Result{SessionID: id}, err
+	}
+	return Result{SessionID: id, Outcome: out.Kind, State: out.State}, nil
+}
+
+// permanent reports an error a retry of the same event cannot change (its answer would be
+// a 4xx other than a busy session): the claim is kept, so redeliveries are no-ops.
+func permanent(err error) bool {
+	status := httpapi.StatusOf(err)
+	var busy *session.SessionNotResumableError
+	return status >= 400 && status < 500 && !errors.As(err, &busy)
+}
+
+func (h *Handler) route(ev events.EventBridgeEvent) (Route, bool) {
+	for _, r := range h.routes {
+		if (r.Source == "" || r.Source == ev.Source) && (r.DetailType == "" || r.DetailType == ev.DetailType) {
+			return r, true
+		}
+	}
+	return Route{}, false
+}
