@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -15,20 +16,27 @@ import (
 // IdempotencyTTL is how long the answer to an Idempotency-Key is kept: 24 hours.
 const IdempotencyTTL = 24 * time.Hour
 
-// ClaimTTL is how long a claimed key waits for its first request's answer: Lambda's
-// 15-minute limit, so a claim left by a process that died expires and the retry runs.
-const ClaimTTL = 15 * time.Minute
+// ClaimTTL is how long a claimed key waits for its first request's answer before a repeat
+// may run it again (the claim of a process that died): one minute, over the ~29 s an HTTP
+// request can run.
+const ClaimTTL = time.Minute
+
+// MaxIdempotencyKey is the longest Idempotency-Key accepted, in bytes of printable ASCII.
+const MaxIdempotencyKey = 255
+
+// releasedTTL records a released key as already expired, so the next claim — an atomic
+// RememberIdempotent — takes it.
+const releasedTTL = -time.Second
 
 // Record states of an Idempotency-Key.
 const (
-	idemPending  = "pending"  // claimed; the first request is running
-	idemDone     = "done"     // the first request's final answer is recorded
-	idemReleased = "released" // the first request failed transiently; the next one runs
+	idemPending = "pending" // claimed; the first request is running
+	idemDone    = "done"    // the first request's answer is recorded
 )
 
 // idemRecord is what the store keeps under an Idempotency-Key.
 type idemRecord struct {
-	State       string `json:"state"`
+	State       string `json:"state"`       // "pending" (claimed, running) | "done" (answer recorded)
 	Fingerprint string `json:"fingerprint"` // SHA-256 of method, path and body
 	Status      int    `json:"status,omitempty"`
 	Body        string `json:"body,omitempty"`
@@ -36,16 +44,21 @@ type idemRecord struct {
 
 // idempotent serves a mutating request that carries an Idempotency-Key (DESIGN.md §1: a
 // repeat with the same key returns the first answer). The key is scoped to the method and
-// path and claimed in the store before the work runs:
+// path and claimed atomically in the store before the work runs:
 //
-//   - first use: the request runs; a final answer (2xx, 4xx other than a busy session) is
-//     recorded for IdempotencyTTL and replayed to every repeat with header
-//     Idempotent-Replayed: true; a transient one (5xx, 504, a busy session) releases the key
-//     so the retry runs;
+//   - first use: the request runs and its answer is recorded for IdempotencyTTL and replayed
+//     to every repeat with header Idempotent-Replayed: true — failures included, because a
+//     failed turn may have committed steps, and running it again would apply them twice
+//     (read the session, or send a new key). Only a busy session (409
+//     SessionNotResumableError, nothing written) releases the key for the retry;
 //   - a repeat while the first still runs: 409 IdempotencyKeyInUseError (retry later); a
 //     claim whose process died expires after ClaimTTL;
-//   - the key with another body: 422 IdempotencyKeyReusedError.
+//   - the key with another body: 422 IdempotencyKeyReusedError; a key over
+//     MaxIdempotencyKey bytes or not printable ASCII: 400 InvalidRequestError.
 func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPRequest, key string) events.APIGatewayV2HTTPResponse {
+	if len(key) > MaxIdempotencyKey || strings.IndexFunc(key, func(r rune) bool { return r < 0x20 || r > 0x7e }) >= 0 {
+		return h.failure(ctx, req, invalidRequest("Idempotency-Key must be 1 to %d printable ASCII characters.", MaxIdempotencyKey))
+	}
 	log := h.engines.Log()
 	storeKey, fp := idemKey(req, key)
 	keep := context.WithoutCancel(ctx) // the record must land even if the caller left
@@ -67,41 +80,36 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 			resp := respond(r.Status, []byte(r.Body))
 			resp.Headers["Idempotent-Replayed"] = "true"
 			return resp
-		case r.State == idemPending:
+		default:
 			return h.failure(ctx, req, &requestError{code: CodeIdempotencyKeyInUse,
 				message: fmt.Sprintf("A request with Idempotency-Key %q is still running; retry it shortly for its answer.", key)})
-		}
-		// released: this request runs in place of the failed one
-		if err := log.PutIdempotent(keep, storeKey, claim, ClaimTTL); err != nil {
-			return h.failure(ctx, req, fmt.Errorf("claim Idempotency-Key: %w", err))
 		}
 	}
 	resp := h.answer(ctx, req)
 	rec, ttl := idemRecord{State: idemDone, Fingerprint: fp, Status: resp.StatusCode, Body: resp.Body}, IdempotencyTTL
-	if transient(resp) {
-		rec, ttl = idemRecord{State: idemReleased, Fingerprint: fp}, ClaimTTL
+	if busy(resp) {
+		rec, ttl = idemRecord{State: idemPending, Fingerprint: fp}, releasedTTL
 	}
 	b, _ := json.Marshal(rec)
 	if err := log.PutIdempotent(keep, storeKey, b, ttl); err != nil {
-		h.log.WarnContext(ctx, "Idempotency-Key answer not recorded; a repeat will wait out the claim", "key", key, "error", err.Error())
+		h.log.WarnContext(ctx, "Idempotency-Key answer not recorded; a repeat waits out the claim", "key", key, "error", err.Error())
 	}
 	return resp
 }
 
-// idemKey is the store key of an Idempotency-Key (scoped to method and path) and the
-// fingerprint of the request (SHA-256 of method, path and body).
+// idemKey is the store key of an Idempotency-Key (scoped to method and path, hashed so any
+// path fits the store's key limits) and the fingerprint of the request (SHA-256 of method,
+// path and body).
 func idemKey(req events.APIGatewayV2HTTPRequest, key string) (storeKey, fingerprint string) {
 	method := req.RequestContext.HTTP.Method
+	scope := sha256.Sum256([]byte(method + "\n" + req.RawPath + "\n" + key))
 	sum := sha256.Sum256([]byte(method + "\n" + req.RawPath + "\n" + req.Body))
-	return "http " + method + " " + req.RawPath + " " + key, hex.EncodeToString(sum[:])
+	return "http " + hex.EncodeToString(scope[:]), hex.EncodeToString(sum[:])
 }
 
-// transient reports an answer a retry may change: a server failure or timeout, or a
-// session busy with another call.
-func transient(resp events.APIGatewayV2HTTPResponse) bool {
-	if resp.StatusCode >= http.StatusInternalServerError {
-		return true
-	}
+// busy reports a 409 SessionNotResumableError: the session was held by another call, so
+// this request wrote nothing and its retry may run.
+func busy(resp events.APIGatewayV2HTTPResponse) bool {
 	if resp.StatusCode != http.StatusConflict {
 		return false
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -52,17 +54,35 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Errorf("in progress: %d %v", status, body)
 	}
 
-	// a transient failure (the model provider) releases the key: the retry runs
+	// a failure is the answer too: the failed turn may have committed steps, so its repeat
+	// replays the failure rather than running the turn twice
 	e.model.err = &model.CallError{Code: "ThrottlingException", Status: 429, Retryable: true}
 	failed := withKey(turn("greeter", "s-idem", `{"message":"hello"}`), "k-4")
 	if status, body := call(t, h, failed); status != http.StatusBadGateway {
 		t.Fatalf("throttled: %d %v", status, body)
 	}
 	e.model.err = nil
-	if status, body := call(t, h, failed); status != http.StatusOK || body["sessionId"] != "s-idem" {
-		t.Errorf("retry after a transient failure: %d %v", status, body)
+	if resp, _ := h.Handle(ctx, failed); resp.StatusCode != http.StatusBadGateway || resp.Headers["Idempotent-Replayed"] != "true" {
+		t.Errorf("the repeat of a failed request: %+v", resp)
 	}
-	if resp, _ := h.Handle(ctx, failed); resp.Headers["Idempotent-Replayed"] != "true" {
-		t.Errorf("the successful retry's answer is not replayed: %+v", resp)
+
+	// a busy session wrote nothing: the key is released and the retry runs
+	if _, err := e.log.Acquire(ctx, "s-busy", "another-writer", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	held := withKey(turn("greeter", "s-busy", `{"message":"hello"}`), "k-5")
+	if status, body := call(t, h, held); status != http.StatusConflict || errCode(body) != "SessionNotResumableError" {
+		t.Fatalf("busy: %d %v", status, body)
+	}
+	if err := e.log.Release(ctx, "s-busy", "another-writer"); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := call(t, h, held); status != http.StatusOK || body["sessionId"] != "s-busy" {
+		t.Errorf("retry after a busy session: %d %v", status, body)
+	}
+
+	long := withKey(start("greeter", `{"message":"hi"}`), strings.Repeat("k", MaxIdempotencyKey+1))
+	if status, body := call(t, h, long); status != http.StatusBadRequest || errCode(body) != CodeInvalidRequest {
+		t.Errorf("an oversized key: %d %v", status, body)
 	}
 }

@@ -105,6 +105,12 @@ func (h *Handler) read(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 				return nil, invalidRequest("'includeChildren' must be true or false.")
 			}
 		}
+		switch st := session.Status(q["status"]); st {
+		case "", session.StatusRunning, session.StatusCompleted, session.StatusFailed, session.StatusRejected,
+			session.StatusAwaitingDecision, session.StatusAwaitingInput:
+		default:
+			return nil, invalidRequest("'status' must be one of running, completed, failed, rejected, awaiting_decision, awaiting_input.")
+		}
 		list, next, err := sessions.List(ctx, session.ListOptions{Workflow: q["workflow"], Status: session.Status(q["status"]),
 			Limit: limit, Cursor: q["cursor"], IncludeChildren: children})
 		if err != nil {

@@ -68,6 +68,7 @@ func TestReadRoutes(t *testing.T) {
 		{"limit out of range", get("/v1/sessions", map[string]string{"limit": "0"}), http.StatusBadRequest, CodeInvalidRequest},
 		{"a cursor we never gave", get("/v1/sessions", map[string]string{"cursor": "!!"}), http.StatusBadRequest, CodeInvalidRequest},
 		{"a negative after", get("/v1/sessions/r1/messages", map[string]string{"after": "-1"}), http.StatusBadRequest, CodeInvalidRequest},
+		{"an unknown status", get("/v1/sessions", map[string]string{"status": "bogus"}), http.StatusBadRequest, CodeInvalidRequest},
 		{"includeChildren not a bool", get("/v1/sessions", map[string]string{"includeChildren": "maybe"}), http.StatusBadRequest, CodeInvalidRequest},
 	} {
 		if status, body := call(t, h, c.req); status != c.status || errCode(body) != c.code {

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -88,10 +89,25 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 
 // claim records of an event id.
 type claim struct {
-	State     string `json:"state"` // "pending" | "done" | "released"
-	SessionID string `json:"sessionId,omitempty"`
+	State     string `json:"state"`               // "pending" | "done" | "failed"
+	SessionID string `json:"sessionId,omitempty"` // done: the session it started
+	Error     string `json:"error,omitempty"`     // failed: why
 }
 
+// Claim lifetimes: a pending claim outlives the longest invocation (Lambda's 15 minutes),
+// so a live start is never run twice; a busy session's claim is recorded already expired,
+// releasing the event for Lambda's retry.
+const (
+	eventClaimTTL = 15 * time.Minute
+	releasedTTL   = -time.Second
+	commitMargin  = 3 * time.Second // time kept before the Lambda deadline to commit and record
+)
+
+// start runs the event's start once per event id. The first run's result is recorded:
+// a started session makes every redelivery a no-op (Duplicate); a failure is final too —
+// the failed turn may have committed steps, so running it again would apply them twice —
+// and every redelivery returns it as an *EventError, for the on-failure destination. Only a
+// busy session (nothing written) releases the event for Lambda's retry.
 func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result, error) {
 	route, ok := h.route(ev)
 	if !ok {
@@ -117,7 +133,7 @@ func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result
 	key := "event " + ev.ID
 	keep := context.WithoutCancel(ctx)
 	pending, _ := json.Marshal(claim{State: "pending"})
-	old, found, err := log.RememberIdempotent(keep, key, pending, httpapi.ClaimTTL)
+	old, found, err := log.RememberIdempotent(keep, key, pending, eventClaimTTL)
 	if err != nil {
 		return Result{}, fmt.Errorf("claim event %s: %w", ev.ID, err)
 	}
@@ -126,22 +142,29 @@ func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result
 		_ = json.Unmarshal(old, &c)
 		switch c.State {
 		case "done":
-			h.log.InfoContext(ctx, "start skipped: event already started a session", "eventId", ev.ID, "sessionId", c.SessionID)
+			h.log.InfoContext(ctx, "start skipped: the event already started its session", "eventId", ev.ID, "sessionId", c.SessionID)
 			return Result{SessionID: c.SessionID, Duplicate: true}, nil
-		case "pending":
-			return Result{}, fmt.Errorf("event %s is being started by another invocation; retry later", ev.ID)
+		case "failed":
+			return Result{}, &EventError{Prefix: "start", Reason: fmt.Sprintf("event %s failed when first run and is not run again: %s", ev.ID, c.Error)}
 		}
-		if err := log.PutIdempotent(keep, key, pending, httpapi.ClaimTTL); err != nil {
-			return Result{}, fmt.Errorf("claim event %s: %w", ev.ID, err)
-		}
+		return Result{}, fmt.Errorf("event %s is being started by another invocation; retry later", ev.ID)
 	}
-	res, err := h.run(ctx, route.Workflow, trigger, vars, message)
-	final := claim{State: "done", SessionID: res.SessionID}
-	if err != nil && !permanent(err) {
-		final = claim{State: "released"}
+	work, cancel := ctx, context.CancelFunc(func() {})
+	if d, ok := ctx.Deadline(); ok {
+		work, cancel = context.WithDeadline(ctx, d.Add(-commitMargin))
+	}
+	defer cancel()
+	res, err := h.run(work, route.Workflow, trigger, vars, message)
+	final, ttl := claim{State: "done", SessionID: res.SessionID}, httpapi.IdempotencyTTL
+	var busy *session.SessionNotResumableError
+	switch {
+	case errors.As(err, &busy):
+		final, ttl = claim{State: "pending"}, releasedTTL
+	case err != nil:
+		final = claim{State: "failed", SessionID: res.SessionID, Error: err.Error()}
 	}
 	b, _ := json.Marshal(final)
-	if perr := log.PutIdempotent(keep, key, b, httpapi.IdempotencyTTL); perr != nil {
+	if perr := log.PutIdempotent(keep, key, b, ttl); perr != nil {
 		h.log.WarnContext(ctx, "event claim not recorded", "eventId", ev.ID, "error", perr.Error())
 	}
 	if err != nil {
@@ -173,14 +196,6 @@ func (h *Handler) run(ctx context.Context, workflow, trigger string, vars map[st
 		return Result{SessionID: id}, err
 	}
 	return Result{SessionID: id, Outcome: out.Kind, State: out.State}, nil
-}
-
-// permanent reports an error a retry of the same event cannot change (its answer would be
-// a 4xx other than a busy session): the claim is kept, so redeliveries are no-ops.
-func permanent(err error) bool {
-	status := httpapi.StatusOf(err)
-	var busy *session.SessionNotResumableError
-	return status >= 400 && status < 500 && !errors.As(err, &busy)
 }
 
 func (h *Handler) route(ev events.EventBridgeEvent) (Route, bool) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -66,8 +67,8 @@ func TestEventStartsASessionOnce(t *testing.T) {
 	}
 }
 
-// Refusals no retry can change are errors the on-failure destination keeps; the claim
-// stays, so a redelivery is a no-op rather than a second refusal.
+// Refusals are errors the on-failure destination keeps; a redelivery of a refused event
+// is refused again (never run twice, never a silent success).
 func TestEventRefusals(t *testing.T) {
 	h, _ := newHandler(t, routes)
 	var refused *session.StartRefusedError
@@ -79,8 +80,9 @@ func TestEventRefusals(t *testing.T) {
 	if _, err := h.Handle(context.Background(), unrouted); !errors.As(err, &bad) {
 		t.Errorf("an unrouted event: %v", err)
 	}
-	if got, err := h.Handle(context.Background(), event("e-2", `{"order_id":"o-18","qty":"many"}`)); err != nil || !got.(Result).Duplicate {
-		t.Errorf("a refused event redelivered: %v %+v", err, got)
+	if _, err := h.Handle(context.Background(), event("e-2", `{"order_id":"o-18","qty":"many"}`)); !errors.As(err, &bad) ||
+		!strings.Contains(err.Error(), "failed when first run and is not run again") {
+		t.Errorf("a refused event redelivered: %v", err)
 	}
 }
 
