@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -83,5 +85,19 @@ func TestHTTPDeliveryThroughTheSameFunction(t *testing.T) {
 	resp, ok := got.(events.APIGatewayV2HTTPResponse)
 	if err != nil || !ok || resp.StatusCode != 404 {
 		t.Fatalf("HTTP delivery to an unknown session: %v %+v", err, got)
+	}
+}
+
+// The sample EventBridge delivery of fixtures/events reaches the engine (its session does
+// not exist here: 404-class SessionNotFoundError, kept by the on-failure destination).
+func TestFixtureEvent(t *testing.T) {
+	h, _ := newHandler(t)
+	data, err := os.ReadFile(filepath.Join("../../../fixtures/events", "deliver-eventbridge.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nf *session.SessionNotFoundError
+	if _, err := h.Handle(context.Background(), data); !errors.As(err, &nf) || nf.SessionID != "demo-1" {
+		t.Errorf("fixture delivery: %v", err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -110,5 +112,19 @@ func TestHTTPThroughTheSameFunction(t *testing.T) {
 	got, err := h.Handle(context.Background(), raw)
 	if resp, ok := got.(events.APIGatewayV2HTTPResponse); err != nil || !ok || resp.StatusCode != 404 {
 		t.Fatalf("HTTP start on an unknown workflow: %v %+v", err, got)
+	}
+}
+
+// The sample EventBridge start of fixtures/events is routed and checked against the
+// trigger's requires before anything is written.
+func TestFixtureEvent(t *testing.T) {
+	h, _ := newHandler(t, []Route{{Source: "hr.portal", Workflow: "fulfil", Trigger: "order"}})
+	data, err := os.ReadFile(filepath.Join("../../../fixtures/events", "start-eventbridge.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused *session.StartRefusedError
+	if _, err := h.Handle(context.Background(), data); !errors.As(err, &refused) {
+		t.Errorf("fixture start: %v", err)
 	}
 }

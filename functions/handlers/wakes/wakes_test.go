@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -120,6 +122,22 @@ func TestUnrecognisedEvents(t *testing.T) {
 		var bad *EventError
 		if _, err := f.handle(t, ev); !errors.As(err, &bad) {
 			t.Errorf("%s: err = %v, want *EventError", ev, err)
+		}
+	}
+}
+
+// The sample events of fixtures/events (also for `sam local invoke`) are the two shapes the
+// wake function takes: the Scheduler's payload and the sweep rule's Scheduled Event.
+func TestFixtureEvents(t *testing.T) {
+	f := newFixture(t)
+	for name, want := range map[string]string{"wake-schedule.json": "wake", "wake-sweep.json": "sweep"} {
+		data, err := os.ReadFile(filepath.Join("../../../fixtures/events", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := f.handle(t, string(data))
+		if err != nil || res.Action != want {
+			t.Errorf("%s: %+v %v, want a %s", name, res, err, want)
 		}
 	}
 }
