@@ -27,17 +27,7 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 		return stepResult{failure: maxTurnsExhausted(st.Slug, st.Budget.MaxTurns)}, nil
 	}
 	r.rec.StateTurns.Count++
-	req := &model.Request{
-		ModelID:   r.modelID(st),
-		System:    r.systemBlocks(st),
-		Messages:  r.conv.Messages(),
-		Tools:     r.surfaceOf(st.Slug).specs,
-		MaxTokens: r.e.cfg.MaxTokens,
-		Metadata:  r.metadata(st.Slug, "agent"),
-	}
-	if on, ttl := r.cacheEnabled(); on && len(req.Tools) > 0 {
-		req.ToolsCachePoint, req.CacheTTL = true, ttl
-	}
+	req := r.agentRequest(st)
 	callCtx, cancel := r.ctx, context.CancelFunc(func() {})
 	if st.Budget.TimeoutMs > 0 {
 		callCtx, cancel = context.WithTimeout(r.ctx, time.Duration(st.Budget.TimeoutMs)*time.Millisecond)
@@ -53,6 +43,57 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 	}
 	r.recordUsage(st.Slug, "agent", req.ModelID, resp)
 
+	text, calls := replyOf(resp)
+	if valid := validCalls(calls); len(valid) < len(calls) {
+		// a call Bedrock would refuse in the next request's history is never checkpointed
+		r.warn("model", malformedToolCall)
+		calls = valid
+		if len(calls) == 0 && strings.TrimSpace(text) == "" {
+			return stepResult{failure: malformedToolCall}, nil
+		}
+	}
+	if resp.StopReason == model.StopMaxTokens && len(calls) > 0 {
+		// a half-written call is never executed nor checkpointed (DESIGN.md §6); with no
+		// text either, the state cannot go on: it fails (through on_error)
+		calls = nil
+		r.warn("model", truncatedToolCall)
+		if strings.TrimSpace(text) == "" {
+			return stepResult{failure: truncatedToolCall}, nil
+		}
+	}
+	msg := r.appendMessage(transcript.Message{Role: transcript.RoleAssistant, Text: text, ToolCalls: calls, State: st.Slug})
+	if t := strings.TrimSpace(msg.Text); t != "" {
+		r.emit(events.AgentTextDelta, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
+		r.emit(events.AgentText, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
+	}
+	if len(calls) == 0 {
+		s := r.completion()
+		return stepResult{settled: &s}, nil
+	}
+	return r.runToolCalls(st, calls)
+}
+
+// agentRequest is the model request of an agent call in st: the cacheable system prompt and
+// the per-call block, the transcript, the state's tool surface (with a cache point when
+// caching is on) and the call's metadata.
+func (r *run) agentRequest(st *spec.State) *model.Request {
+	req := &model.Request{
+		ModelID:   r.modelID(st),
+		System:    r.systemBlocks(st),
+		Messages:  r.conv.Messages(),
+		Tools:     r.surfaceOf(st.Slug).specs,
+		MaxTokens: r.e.cfg.MaxTokens,
+		Metadata:  r.metadata(st.Slug, "agent"),
+	}
+	if on, ttl := r.cacheEnabled(); on && len(req.Tools) > 0 {
+		req.ToolsCachePoint, req.CacheTTL = true, ttl
+	}
+	return req
+}
+
+// replyOf reads a model answer: its text, and its tool calls with their arguments (an
+// argument object that does not decode is empty).
+func replyOf(resp *model.Response) (string, []transcript.ToolCall) {
 	var text strings.Builder
 	var calls []transcript.ToolCall
 	for _, b := range resp.Message.Content {
@@ -69,33 +110,7 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 			calls = append(calls, transcript.ToolCall{ID: b.ToolUse.ID, Name: b.ToolUse.Name, Args: args})
 		}
 	}
-	if valid := validCalls(calls); len(valid) < len(calls) {
-		// a call Bedrock would refuse in the next request's history is never checkpointed
-		r.warn("model", malformedToolCall)
-		calls = valid
-		if len(calls) == 0 && strings.TrimSpace(text.String()) == "" {
-			return stepResult{failure: malformedToolCall}, nil
-		}
-	}
-	if resp.StopReason == model.StopMaxTokens && len(calls) > 0 {
-		// a half-written call is never executed nor checkpointed (DESIGN.md §6); with no
-		// text either, the state cannot go on: it fails (through on_error)
-		calls = nil
-		r.warn("model", truncatedToolCall)
-		if strings.TrimSpace(text.String()) == "" {
-			return stepResult{failure: truncatedToolCall}, nil
-		}
-	}
-	msg := r.appendMessage(transcript.Message{Role: transcript.RoleAssistant, Text: text.String(), ToolCalls: calls, State: st.Slug})
-	if t := strings.TrimSpace(msg.Text); t != "" {
-		r.emit(events.AgentTextDelta, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
-		r.emit(events.AgentText, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
-	}
-	if len(calls) == 0 {
-		s := r.completion()
-		return stepResult{settled: &s}, nil
-	}
-	return r.runToolCalls(st, calls)
+	return text.String(), calls
 }
 
 // toolNamePattern is Bedrock's rule for tool names and toolUse ids (research D.3, D.4).

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -155,14 +154,7 @@ func (r *run) presentDecision(st *spec.State) (stepResult, error) {
 func (r *run) replyOnlyCall(st *spec.State, directive string) error {
 	r.replyOnly = true
 	defer func() { r.replyOnly = false }()
-	req := &model.Request{
-		ModelID:   r.modelID(st),
-		System:    r.systemBlocks(st),
-		Messages:  r.conv.Messages(),
-		Tools:     r.surfaceOf(st.Slug).specs,
-		MaxTokens: r.e.cfg.MaxTokens,
-		Metadata:  r.metadata(st.Slug, "agent"),
-	}
+	req := r.agentRequest(st)
 	req.System[len(req.System)-1].Text += "\n\n" + directive
 	resp, err := r.e.cfg.Model.Converse(r.ctx, req)
 	if err != nil {
@@ -173,29 +165,18 @@ func (r *run) replyOnlyCall(st *spec.State, directive string) error {
 		return nil
 	}
 	r.recordUsage(st.Slug, "agent", req.ModelID, resp)
-	var text strings.Builder
-	var calls []transcript.ToolCall
-	for _, b := range resp.Message.Content {
-		switch b.Kind {
-		case model.BlockText:
-			text.WriteString(b.Text)
-		case model.BlockToolUse:
-			args := map[string]any{}
-			_ = json.Unmarshal(b.ToolUse.Input, &args)
-			calls = append(calls, transcript.ToolCall{ID: b.ToolUse.ID, Name: b.ToolUse.Name, Args: args})
-		}
-	}
+	text, calls := replyOf(resp)
 	calls = validCalls(calls)
 	if resp.StopReason == model.StopMaxTokens {
 		calls = nil
 	}
-	if strings.TrimSpace(text.String()) == "" && len(calls) == 0 {
+	if strings.TrimSpace(text) == "" && len(calls) == 0 {
 		return nil
 	}
 	if len(calls) > 0 {
-		text.Reset() // a model that calls a tool instead of writing leaves no message
+		text = "" // a model that calls a tool instead of writing leaves no message
 	}
-	msg := r.appendMessage(transcript.Message{Role: transcript.RoleAssistant, Text: text.String(), ToolCalls: calls, State: st.Slug})
+	msg := r.appendMessage(transcript.Message{Role: transcript.RoleAssistant, Text: text, ToolCalls: calls, State: st.Slug})
 	for _, c := range calls {
 		_, ref := r.govern(st, kernel.OriginAgent, c.ID, c.Name, c.Args)
 		reason := notATool(c.Name)
