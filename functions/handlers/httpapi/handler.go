@@ -84,25 +84,21 @@ func workContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // an HTTP answer in the contract's error shape. The work is cut before API Gateway's or
 // Lambda's deadline (TurnAbortedError, 504) so the answer is ours and committed steps stay.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	if _, read := readRoute(req); !read {
-		if key := idempotencyKey(req); key != "" {
-			return h.idempotent(ctx, req, key), nil
-		}
+	if t, ok := readRoute(req); ok {
+		return h.answer(ctx, req, func(work context.Context) (any, error) { return h.read(work, req, t) }), nil
 	}
-	return h.answer(ctx, req), nil
+	serve := func(work context.Context) (any, error) { return h.serve(work, req) }
+	if key := idempotencyKey(req); key != "" {
+		return h.idempotent(ctx, req, key, serve), nil
+	}
+	return h.answer(ctx, req, serve), nil
 }
 
-// answer serves one request without the Idempotency-Key layer.
-func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+// answer runs do within the request's time bound and renders its result or error.
+func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest, do func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
 	work, cancel := workContext(ctx)
 	defer cancel()
-	var answer any
-	var err error
-	if t, ok := readRoute(req); ok {
-		answer, err = h.read(work, req, t)
-	} else {
-		answer, err = h.serve(work, req)
-	}
+	answer, err := do(work)
 	if err != nil {
 		return h.failure(ctx, req, err)
 	}

@@ -55,7 +55,7 @@ type idemRecord struct {
 //     claim whose process died expires after ClaimTTL;
 //   - the key with another body: 422 IdempotencyKeyReusedError; a key over
 //     MaxIdempotencyKey bytes or not printable ASCII: 400 InvalidRequestError.
-func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPRequest, key string) events.APIGatewayV2HTTPResponse {
+func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPRequest, key string, serve func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
 	if len(key) > MaxIdempotencyKey || strings.IndexFunc(key, func(r rune) bool { return r < 0x20 || r > 0x7e }) >= 0 {
 		return h.failure(ctx, req, invalidRequest("Idempotency-Key must be 1 to %d printable ASCII characters.", MaxIdempotencyKey))
 	}
@@ -85,7 +85,7 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 				message: fmt.Sprintf("A request with Idempotency-Key %q is still running; retry it shortly for its answer.", key)})
 		}
 	}
-	resp := h.answer(ctx, req)
+	resp := h.answer(ctx, req, serve)
 	rec, ttl := idemRecord{State: idemDone, Fingerprint: fp, Status: resp.StatusCode, Body: resp.Body}, IdempotencyTTL
 	if busy(resp) {
 		rec, ttl = idemRecord{State: idemPending, Fingerprint: fp}, releasedTTL

@@ -86,7 +86,7 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (Result, erro
 	}
 	switch {
 	case ev.SessionID != "":
-		return h.wake(ctx, ev.SessionID, ev.ParkID)
+		return h.Wake(ctx, ev.SessionID, ev.ParkID)
 	case ev.DetailType == "Scheduled Event":
 		res, err := h.engines.Sweep(ctx, h.clock(), SweepLimit)
 		out := Result{Action: "sweep", Sweep: &res}
@@ -101,8 +101,10 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (Result, erro
 	}
 }
 
-// wake wakes one park. A session that no longer exists (deleted) is a skip, not an error.
-func (h *Handler) wake(ctx context.Context, sessionID, parkID string) (Result, error) {
+// Wake wakes park parkID of session sessionID — the body of a Scheduler payload, for
+// callers that hold the pair already (`archmax serve`'s timers). A session that no longer
+// exists is a skip; a busy session or a store error is returned for a retry.
+func (h *Handler) Wake(ctx context.Context, sessionID, parkID string) (Result, error) {
 	res := Result{Action: "wake", SessionID: sessionID, ParkID: parkID}
 	if parkID == "" {
 		return res, &EventError{Reason: "a scheduled wake names its parkId"}

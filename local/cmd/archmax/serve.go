@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -119,12 +118,11 @@ func newServer(ctx context.Context, opts runner.Options, log *slog.Logger) (*ser
 	return s, nil
 }
 
-// fire is the timer loop's wake: the wake function's body with the Scheduler's payload. A
+// fire is the timer loop's wake: the wake function's body for the Scheduler's payload. A
 // wake that finds the session busy (the parking call still writing its closing message, or
 // another turn) is re-armed a second later, as the Scheduler's retry would deliver it again.
 func (s *server) fire(sessionID, parkID string) {
-	payload, _ := json.Marshal(map[string]string{"sessionId": sessionID, "parkId": parkID})
-	_, err := s.wakes.Handle(context.Background(), payload)
+	_, err := s.wakes.Wake(context.Background(), sessionID, parkID)
 	var busy *session.SessionNotResumableError
 	if errors.As(err, &busy) {
 		_ = s.loop.Schedule(context.Background(), sessionID, parkID, time.Now().Add(time.Second))
