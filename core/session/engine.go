@@ -366,3 +366,6 @@ var implemented = func() map[string]bool {
 func (e *Engine) available(tool string) bool { return implemented[tool] || e.hostTools[tool] != nil }
 
 func (e *Engine) nextPtcID() string { return "ptc:" + strconv.FormatInt(e.ptcSeq.Add(1), 10) }
+
+// Workflow is the slug of the workflow this engine runs.
+func (e *Engine) Workflow() string { return e.cfg.Workflow }

@@ -19,7 +19,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/archmax-ai/archmax/core/session"
-	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 )
 
@@ -71,21 +70,13 @@ func (h *Handler) event(ctx context.Context, ev events.EventBridgeEvent) (Result
 		return Result{}, &EventError{Prefix: "deliver", Reason: "the event's detail names no sessionId"}
 	}
 	res := Result{SessionID: d.SessionID}
-	id, err := spec.CheckSessionID(d.SessionID)
+	eng, id, err := httpapi.SessionEngine(ctx, h.engines, d.SessionID)
 	if err != nil {
 		return res, err
 	}
 	trigger := d.Trigger
 	if trigger == "" {
 		trigger = ev.DetailType
-	}
-	wf, err := h.engines.SessionWorkflow(ctx, id)
-	if err != nil {
-		return res, err
-	}
-	eng, err := h.engines.Engine(ctx, wf)
-	if err != nil {
-		return res, err
 	}
 	out, err := eng.Deliver(ctx, id, session.Delivery{Trigger: trigger, Variables: d.Variables, Message: d.Message, ParkID: d.ParkID, ID: ev.ID})
 	var dup *session.DuplicateDeliveryError

@@ -125,7 +125,7 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 		var d session.Decision
 		if d, err = decodeDecision(req); err == nil {
 			var eng *session.Engine
-			if eng, err = h.sessionEngine(ctx, t.sessionID); err == nil {
+			if eng, _, err = SessionEngine(ctx, h.engines, t.sessionID); err == nil {
 				out, err = eng.Decide(ctx, t.sessionID, d)
 			}
 		}
@@ -134,7 +134,7 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 		if d, err = decodeDelivery(req, t.sessionID); err == nil {
 			d.ID = idempotencyKey(req)
 			var eng *session.Engine
-			if eng, err = h.sessionEngine(ctx, t.sessionID); err == nil {
+			if eng, _, err = SessionEngine(ctx, h.engines, t.sessionID); err == nil {
 				out, err = eng.Deliver(ctx, t.sessionID, d)
 			}
 		}
@@ -178,17 +178,26 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	return eng.Send(ctx, id, in)
 }
 
-// sessionEngine is the engine of the workflow a committed session belongs to.
-func (h *Handler) sessionEngine(ctx context.Context, sessionID string) (*session.Engine, error) {
+// SessionEngines is what SessionEngine needs of the assembly.
+type SessionEngines interface {
+	Engine(ctx context.Context, workflow string) (*session.Engine, error)
+	SessionWorkflow(ctx context.Context, sessionID string) (string, error)
+}
+
+// SessionEngine is the engine of the workflow a committed session belongs to (its head
+// names it) and the session's store id. Errors: *spec.SessionStoreIdError,
+// *session.SessionNotFoundError, *session.UnknownWorkflowError, store errors.
+func SessionEngine(ctx context.Context, e SessionEngines, sessionID string) (*session.Engine, string, error) {
 	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	wf, err := h.engines.SessionWorkflow(ctx, id)
+	wf, err := e.SessionWorkflow(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, id, err
 	}
-	return h.engines.Engine(ctx, wf)
+	eng, err := e.Engine(ctx, wf)
+	return eng, id, err
 }
 
 // failure renders err as the contract's error answer and logs it: unexpected errors in

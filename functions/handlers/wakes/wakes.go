@@ -23,6 +23,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/scheduler/eventbridge"
 	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 )
 
 // SweepLimit is how many overdue parks one sweep wakes at most; the rest wait for the
@@ -109,17 +110,13 @@ func (h *Handler) Wake(ctx context.Context, sessionID, parkID string) (Result, e
 	if parkID == "" {
 		return res, &EventError{Reason: "a scheduled wake names its parkId"}
 	}
-	wf, err := h.engines.SessionWorkflow(ctx, sessionID)
+	eng, _, err := httpapi.SessionEngine(ctx, h.engines, sessionID)
 	var gone *session.SessionNotFoundError
 	if errors.As(err, &gone) {
 		res.Skipped = "the session no longer exists"
 		h.log.InfoContext(ctx, "wake skipped", "sessionId", sessionID, "parkId", parkID, "reason", res.Skipped)
 		return res, nil
 	}
-	if err != nil {
-		return res, err
-	}
-	eng, err := h.engines.Engine(ctx, wf)
 	if err != nil {
 		return res, fmt.Errorf("wake %s: %w", sessionID, err)
 	}

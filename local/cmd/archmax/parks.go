@@ -9,6 +9,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 	"github.com/archmax-ai/archmax/local/runner"
 )
 
@@ -111,10 +112,9 @@ func sessionEngine(ctx context.Context, env *runner.Env, sessionID string) (*ses
 	if err != nil {
 		return nil, "", err
 	}
-	wf, err := engines.SessionWorkflow(ctx, sessionID)
+	eng, _, err := httpapi.SessionEngine(ctx, engines, sessionID)
 	if err != nil {
 		return nil, "", err
 	}
-	eng, err := engines.Engine(ctx, wf)
-	return eng, wf, err
+	return eng, eng.Workflow(), nil
 }
