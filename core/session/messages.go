@@ -200,3 +200,7 @@ func replyIgnores(variables []string, trigger string) string {
 	}
 	return "The session is parked at a human state, so this message is a reply and its " + strings.Join(parts, " and ") + " were not applied."
 }
+
+// deliveredTriggerIgnored warns that a delivery carried a variable named `trigger`, which
+// is the delivered trigger id (spec 02 §4.3 step 3).
+const deliveredTriggerIgnored = "Delivered variable 'trigger' ignored: the run's `trigger` is the delivered trigger id."

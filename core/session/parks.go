@@ -309,6 +309,10 @@ func (r *run) deliver(d Delivery) (*Outcome, error) {
 	var names []string
 	title := ""
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if k == spec.TriggerVariable {
+			r.warn("workflow", deliveredTriggerIgnored)
+			continue
+		}
 		if k == spec.TitleVariable {
 			if detail := spec.TitleWriteError(vars[k]); detail != "" {
 				r.warn("workflow", "Delivered title ignored: "+detail)
@@ -331,7 +335,14 @@ func (r *run) deliver(d Delivery) (*Outcome, error) {
 	r.rec.Variables[spec.TriggerVariable] = spec.VariableEntry{Value: trigger, Locked: true}
 	r.rec.CurrentTrigger = trigger
 	message := strings.TrimSpace(d.Message)
-	r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteEvent, Text: noteEvent(trigger, state, d.Variables, message != ""), State: state})
+	// the note quotes what was stored: the delivered variables that were applied
+	quoted := map[string]any{}
+	for _, k := range names {
+		if _, delivered := d.Variables[k]; delivered {
+			quoted[k] = r.rec.Variables[k].Value
+		}
+	}
+	r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteEvent, Text: noteEvent(trigger, state, quoted, message != ""), State: state})
 	if message != "" {
 		r.emit(events.ParkMessage, map[string]any{"state": state, "sessionId": r.id, "direction": "inbound", "text": message})
 		r.appendMessage(transcript.Message{Role: transcript.RoleUser, Text: message, State: state})

@@ -466,3 +466,31 @@ func TestSweepLooksPastFailingParks(t *testing.T) {
 		t.Errorf("the park behind the failing ones was not woken")
 	}
 }
+
+// 02 §4.3: the [event] note quotes what was stored — a delivered `trigger` variable is the
+// trigger id, not the value sent, and an invalid title is not quoted.
+func TestEventNoteQuotesStoredValues(t *testing.T) {
+	h := newHarness(t, strings.Replace(waitFlow, "    budget: { maxParks: 1 }\n", "", 1), nil)
+	h.script(calls("", call{"archmax_wait", map[string]any{"reason": "scan"}}), says("Waiting."))
+	h.send("s1", "go", nil)
+	h.script(says("Noted."))
+	out, err := h.engine().Deliver(context.Background(), "s1", Delivery{Trigger: "courier",
+		Variables: map[string]any{"trigger": "x", "title": 42, "scan": "in"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns := notes(out); len(ns) == 0 || !strings.Contains(ns[0].Text, `scan="in"`) || strings.Contains(ns[0].Text, `trigger=`) || strings.Contains(ns[0].Text, `title=`) {
+		t.Errorf("event note = %+v", ns)
+	}
+	if out.Variables["trigger"].Value != "courier" {
+		t.Errorf("trigger = %v", out.Variables["trigger"].Value)
+	}
+	w := h.eventsOf(events.Warning)
+	found := false
+	for _, e := range w {
+		found = found || e.Str("message") == deliveredTriggerIgnored
+	}
+	if !found {
+		t.Errorf("no warning for the delivered trigger variable: %+v", w)
+	}
+}
