@@ -224,9 +224,9 @@ func (e *Engine) withSession(ctx context.Context, id string, fn func(r *run) (*O
 	owner := e.cfg.Owner + "/" + newMessageID()[1:9]
 	head, err := e.cfg.Log.Acquire(ctx, id, owner, e.cfg.LeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
-		busy := &SessionNotResumableError{SessionID: id}
+		// a live writer holds it: a call is running, whatever status it last committed
+		busy := &SessionNotResumableError{SessionID: id, Status: string(StatusRunning)}
 		if h, gerr := e.cfg.Log.Get(ctx, id); gerr == nil {
-			busy.Status = h.Status
 			if h.Lease != nil {
 				busy.LeaseExpiresAt = spec.FormatInstant(h.Lease.ExpiresAt)
 			}
