@@ -215,8 +215,13 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 }
 
 // withSession loads the workflow, takes the session's writer lease (kept alive while fn
-// runs, released after), loads the session and runs fn on it.
+// runs, released after), loads the session and runs fn on it as a new turn (fresh turn id).
 func (e *Engine) withSession(ctx context.Context, id string, fn func(r *run) (*Outcome, error)) (*Outcome, error) {
+	return e.withSessionOf(ctx, id, true, fn)
+}
+
+// withSessionOf is withSession; newTurn false keeps the stored turn (Continue).
+func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn func(r *run) (*Outcome, error)) (*Outcome, error) {
 	wf, err := e.loadWorkflow(ctx)
 	if err != nil {
 		return nil, err
@@ -249,6 +254,9 @@ func (e *Engine) withSession(ctx context.Context, id string, fn func(r *run) (*O
 	}
 	if r.rec.Workflow != e.cfg.Workflow {
 		return nil, &WorkflowMismatchError{SessionID: id, Workflow: r.rec.Workflow, Requested: e.cfg.Workflow}
+	}
+	if newTurn {
+		r.beginTurn()
 	}
 	return fn(r)
 }

@@ -47,10 +47,16 @@ func (e *EmptyMessageError) Error() string {
 func (e *EmptyMessageError) Name() string { return "EmptyMessageError" }
 
 // TurnAbortedError: the call's context was cancelled (spec 02 §13). Everything committed
-// before the cancellation stays.
+// before the cancellation stays. Interrupted reports that the turn had committed and left
+// the session running (interrupted): Continue(SessionID, TurnID) carries it on from State.
+// When false nothing of the call was kept (a refused call, or a resume before its first
+// commit: the park is still live) and only a retry of the call itself can help.
 type TurnAbortedError struct {
-	SessionID string
-	Cause     error
+	SessionID   string
+	TurnID      string
+	State       string
+	Interrupted bool
+	Cause       error
 }
 
 func (e *TurnAbortedError) Error() string {

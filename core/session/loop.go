@@ -24,6 +24,9 @@ func (r *run) loop() (settlement, error) {
 		if err := r.ctx.Err(); err != nil {
 			return settlement{}, err
 		}
+		if r.yieldDue() {
+			return settlement{status: StatusRunning, yielded: true}, nil
+		}
 		st := r.sp.State(r.rec.State)
 		if !r.step() {
 			return settlement{status: StatusRejected, reason: stepLimitExceeded}, nil
@@ -60,6 +63,7 @@ func (r *run) loop() (settlement, error) {
 // step counts one loop iteration; false when the step limit is exceeded.
 func (r *run) step() bool {
 	r.steps++
+	r.callSteps++
 	return r.steps <= r.e.cfg.StepLimit
 }
 

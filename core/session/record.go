@@ -31,6 +31,9 @@ const (
 	KindParked    OutcomeKind = "parked"
 	KindFailed    OutcomeKind = "failed"
 	KindRejected  OutcomeKind = "rejected"
+	// KindRunning: the call stopped at its step deadline (WithStepDeadline) after a commit;
+	// the session is interrupted and Continue carries the turn on (DESIGN.md §4).
+	KindRunning OutcomeKind = "running"
 )
 
 // Disposition is how a call was classified (spec 02 §1.1).
@@ -89,6 +92,9 @@ type record struct {
 	// DeliveryIDs are the ids of the last MaxDeliveryIDs accepted deliveries that carried
 	// one (EventBridge event ids, Idempotency-Key headers): a repeat is refused unapplied.
 	DeliveryIDs []string `json:"deliveryIds,omitempty"`
+	// CurrentTurn is the latest call that changed the session: its turn id, how it was
+	// classified and the loop steps it has taken, kept so Continue can carry it on.
+	CurrentTurn *turnMark `json:"currentTurn,omitempty"`
 }
 
 type stateTurns struct {
@@ -100,6 +106,7 @@ type stateTurns struct {
 // summary fields only; in-process callers also get the transcript and trail.
 type Outcome struct {
 	SessionID   string                        `json:"sessionId"`
+	TurnID      string                        `json:"turnId"` // the call's turn id; a continuation keeps it
 	Kind        OutcomeKind                   `json:"kind"`
 	Disposition Disposition                   `json:"disposition"`
 	Status      Status                        `json:"status"`

@@ -56,6 +56,10 @@ type run struct {
 	// resumeUncommitted: a resume (decision, delivery, wake) is applied in memory only; until
 	// its first commit a failure discards it, so the park stays live and a retry applies it.
 	resumeUncommitted bool
+	// continuing: the call is a Continue of an interrupted turn; callSteps counts the loop
+	// steps this invocation took (r.steps counts the whole turn's).
+	continuing bool
+	callSteps  int
 }
 
 // settlement is how the state loop ended.
@@ -63,6 +67,8 @@ type settlement struct {
 	status Status
 	reason string // rejected: the reason
 	exit   *Exit
+	// yielded: the step deadline stopped the loop; the session stays running (interrupted)
+	yielded bool
 }
 
 // storedPreviewCap bounds the tool-result preview kept in a stored event (UTF-16 units);
@@ -141,6 +147,9 @@ func (r *run) appendTrail(s transcript.TrailStep) {
 // commit writes the pending items then the head, conditional on the version this writer
 // last saw and its lease (DESIGN.md §3). A lost condition is SessionNotResumableError.
 func (r *run) commit() error {
+	if ct := r.rec.CurrentTurn; ct != nil {
+		ct.Steps, ct.Disposition = r.steps, r.disposition
+	}
 	body, err := encodeRecord(context.WithoutCancel(r.ctx), r.rec, r.e.cfg.Blobs, r.id, r.knownBlobs)
 	if err != nil {
 		return err
@@ -335,7 +344,8 @@ func (r *run) abandon(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		var nr *SessionNotResumableError
 		if !errors.As(err, &nr) {
-			return &TurnAbortedError{SessionID: r.id, Cause: err}
+			return &TurnAbortedError{SessionID: r.id, TurnID: r.turnID(), State: r.rec.State, Cause: err,
+				Interrupted: !r.resumeUncommitted && r.head.Version > 0 && Status(r.head.Status) == StatusRunning}
 		}
 	}
 	return err
@@ -343,17 +353,23 @@ func (r *run) abandon(err error) error {
 
 // settle commits the final status and builds the Outcome (spec 02 §1.6).
 func (r *run) settle(s settlement) (*Outcome, error) {
-	r.rec.Status = s.status
-	switch s.status {
-	case StatusCompleted:
-		r.rec.Exit = &Exit{Success: true}
-	case StatusFailed:
-		r.rec.Exit = s.exit
-	case StatusRejected:
-		r.rec.Rejected = s.reason
+	if !s.yielded {
+		r.rec.Status = s.status
+		switch s.status {
+		case StatusCompleted:
+			r.rec.Exit = &Exit{Success: true}
+		case StatusFailed:
+			r.rec.Exit = s.exit
+		case StatusRejected:
+			r.rec.Rejected = s.reason
+		}
 	}
-	if err := r.commit(); err != nil {
-		return nil, err
+	// a yield stops between steps: everything before it is committed unless the opening
+	// itself is still pending
+	if !s.yielded || len(r.pendingMsgs)+len(r.pendingTrail)+len(r.pendingEvents) > 0 || r.head.Version == 0 {
+		if err := r.commit(); err != nil {
+			return nil, err
+		}
 	}
 	disposition := r.disposition
 	if disposition == "" {
@@ -361,6 +377,7 @@ func (r *run) settle(s settlement) (*Outcome, error) {
 	}
 	out := &Outcome{
 		SessionID:   r.id,
+		TurnID:      r.turnID(),
 		Disposition: disposition,
 		Status:      r.rec.Status,
 		State:       r.rec.State,
@@ -384,6 +401,8 @@ func (r *run) settle(s settlement) (*Outcome, error) {
 		out.Kind, out.Rejected = KindRejected, r.rec.Rejected
 	case StatusFailed:
 		out.Kind = KindFailed
+	case StatusRunning:
+		out.Kind = KindRunning
 	default:
 		out.Kind = KindCompleted
 	}

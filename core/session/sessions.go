@@ -21,9 +21,11 @@ type SessionSummary struct {
 	Status         Status `json:"status"`
 	Classification string `json:"classification"` // "open" | "finished"
 	Interrupted    bool   `json:"interrupted,omitempty"`
-	WorkflowState  string `json:"workflowState,omitempty"` // the position
-	State          string `json:"state,omitempty"`         // parked sessions: the parked state
-	Title          string `json:"title,omitempty"`
+	// TurnID is the latest call's turn id (the one an accepted request answered with).
+	TurnID        string `json:"turnId,omitempty"`
+	WorkflowState string `json:"workflowState,omitempty"` // the position
+	State         string `json:"state,omitempty"`         // parked sessions: the parked state
+	Title         string `json:"title,omitempty"`
 	// Pending is the live park of a parked session: its parkId, channel and the pending
 	// decision (transitions, evidence) or input (reason, resumeAt) — DESIGN.md §5.
 	Pending *Park `json:"pending,omitempty"`
@@ -149,6 +151,9 @@ func (s *Sessions) summarize(ctx context.Context, h *store.Head) *SessionSummary
 	if rec, err := decodeRecord(ctx, h.Body, s.blobs, h.SessionID, nil); err == nil {
 		sum.WorkflowState, sum.SpecHash, sum.Turn = rec.State, rec.SpecHash, rec.Calls
 		sum.Exit, sum.Rejected = rec.Exit, rec.Rejected
+		if rec.CurrentTurn != nil {
+			sum.TurnID = rec.CurrentTurn.ID
+		}
 		if rec.Park != nil && (sum.Status == StatusAwaitingDecision || sum.Status == StatusAwaitingInput) {
 			sum.Pending, sum.State = rec.Park, rec.Park.State()
 			if in := rec.Park.Input; in != nil {

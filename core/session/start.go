@@ -13,6 +13,7 @@ import (
 // the transcript and trail, which are read page by page.
 type OutcomeSummary struct {
 	SessionID   string      `json:"sessionId"`
+	TurnID      string      `json:"turnId"`
 	Kind        OutcomeKind `json:"kind"`
 	Disposition Disposition `json:"disposition"`
 	Status      Status      `json:"status"`
@@ -28,7 +29,7 @@ type OutcomeSummary struct {
 
 // Summary returns the outcome's HTTP summary.
 func (o *Outcome) Summary() OutcomeSummary {
-	return OutcomeSummary{SessionID: o.SessionID, Kind: o.Kind, Disposition: o.Disposition, Status: o.Status,
+	return OutcomeSummary{SessionID: o.SessionID, TurnID: o.TurnID, Kind: o.Kind, Disposition: o.Disposition, Status: o.Status,
 		State: o.State, Reply: o.Reply, Pending: o.Pending, Exit: o.Exit, Rejected: o.Rejected, Usage: o.Usage, Turn: o.Turn}
 }
 

@@ -1,0 +1,102 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// turnMark is the session record's note of its latest call: the turn id every commit of
+// the call carries, its disposition, and the loop steps the turn has taken across all the
+// invocations that ran it (the step limit counts per turn, not per invocation).
+type turnMark struct {
+	ID          string      `json:"id"`
+	Disposition Disposition `json:"disposition,omitempty"`
+	Steps       int         `json:"steps,omitempty"`
+}
+
+// newTurnID returns a fresh turn id: "t" + 16 lowercase base32 characters.
+func newTurnID() string { return "t" + newMessageID()[1:] }
+
+type stepDeadlineKey struct{}
+
+// WithStepDeadline returns a context under which a call starts no new loop step at or
+// after t (DESIGN.md §4): it commits what ran, leaves the session running with its lease
+// released — interrupted — and returns an Outcome of kind KindRunning, so a fresh
+// invocation can carry the turn on with Continue. A host sets t to its invocation's
+// deadline minus one model call's timeout and a margin. A zero t removes the bound.
+//
+// The bound never stops a resume (decision, delivery, wake) before its first commit, nor
+// a continuation before its first step: every invocation makes progress.
+func WithStepDeadline(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, stepDeadlineKey{}, t)
+}
+
+// StepDeadline returns the bound set by WithStepDeadline, if any.
+func StepDeadline(ctx context.Context) (time.Time, bool) {
+	t, ok := ctx.Value(stepDeadlineKey{}).(time.Time)
+	return t, ok && !t.IsZero()
+}
+
+// beginTurn marks the call as a new turn with a fresh id (committed with its first commit).
+func (r *run) beginTurn() {
+	r.rec.CurrentTurn = &turnMark{ID: newTurnID()}
+}
+
+// turnID is the id of the call's turn ("" before beginTurn on a record that never had one).
+func (r *run) turnID() string {
+	if r.rec.CurrentTurn == nil {
+		return ""
+	}
+	return r.rec.CurrentTurn.ID
+}
+
+// yieldDue reports whether the loop must stop before its next step: the step deadline has
+// passed, a resume is committed, and a continuation has made progress.
+func (r *run) yieldDue() bool {
+	t, ok := StepDeadline(r.ctx)
+	if !ok || r.resumeUncommitted || (r.continuing && r.callSteps == 0) {
+		return false
+	}
+	return !r.e.cfg.Clock().Before(t)
+}
+
+// ContinueSkipped says why Continue had nothing to do.
+type ContinueSkipped struct{ Reason string }
+
+// Continue carries turn turnID of session id on from its last commit (DESIGN.md §4, spec
+// 02 §13): the session must be interrupted — stored running with no live writer — in that
+// same turn. The loop resumes at the committed position with the turn's step count; no
+// message is added and nothing committed is redone. It settles like any call (or yields
+// again under WithStepDeadline, kind KindRunning).
+//
+// A turn that has settled, was replaced by a newer call, or a session that never ran is
+// not continued: the result is a *ContinueSkipped with the reason, so a duplicated or
+// retried continuation has no second effect. Errors: *SessionNotResumableError while
+// another writer holds the session (retry later), *TurnAbortedError, *model.CallError and
+// store errors as for Send.
+func (e *Engine) Continue(ctx context.Context, id, turnID string) (*Outcome, *ContinueSkipped, error) {
+	var skipped *ContinueSkipped
+	out, err := e.withSessionOf(ctx, id, false, func(r *run) (*Outcome, error) {
+		switch {
+		case r.isNew:
+			skipped = &ContinueSkipped{Reason: "the session has not run"}
+		case r.turnID() != turnID:
+			skipped = &ContinueSkipped{Reason: fmt.Sprintf("turn '%s' is no longer the session's current turn (now '%s')", turnID, r.turnID())}
+		case r.rec.Status != StatusRunning:
+			skipped = &ContinueSkipped{Reason: fmt.Sprintf("turn '%s' has settled (status %s)", turnID, r.rec.Status)}
+		}
+		if skipped != nil {
+			return nil, nil
+		}
+		r.continuing = true
+		r.steps = r.rec.CurrentTurn.Steps
+		r.disposition = r.rec.CurrentTurn.Disposition
+		s, err := r.loop()
+		if err != nil {
+			return nil, r.abandon(err)
+		}
+		return r.settle(s)
+	})
+	return out, skipped, err
+}

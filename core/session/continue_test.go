@@ -1,0 +1,217 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/transcript"
+)
+
+// setVar is a model reply that sets variable n and keeps working (one agent step).
+func setVar(n int) reply {
+	return calls("", call{"archmax_set_variables", map[string]any{"variables": map[string]any{"topic": strings.Repeat("x", n)}}})
+}
+
+// past is a step deadline that has already passed: every call yields as early as it may.
+func past() context.Context {
+	return WithStepDeadline(context.Background(), time.Now().Add(-time.Second))
+}
+
+// storedMessages reads the session's committed transcript from the log.
+func storedMessages(t *testing.T, h *harness, id string) []transcript.Message {
+	t.Helper()
+	head, err := h.log.Get(context.Background(), id)
+	must(t, err)
+	raws, err := h.log.Messages(context.Background(), id, 0, head.Messages)
+	must(t, err)
+	out := make([]transcript.Message, len(raws))
+	for i, raw := range raws {
+		must(t, json.Unmarshal(raw, &out[i]))
+	}
+	return out
+}
+
+// DESIGN.md §4, 02 §13: a call past its step deadline stops between steps with the session
+// interrupted; Continue carries the same turn on, one step per invocation at least, and
+// nothing committed is written twice.
+func TestYieldAndContinueAcrossInvocations(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	h.script(setVar(1), setVar(2), setVar(3), says("Done."))
+	eng := h.engine()
+
+	out, err := eng.Send(past(), "s1", SendInput{Message: "go"})
+	must(t, err)
+	if out.Kind != KindRunning || out.Status != StatusRunning || out.TurnID == "" || out.State != "intake" {
+		t.Fatalf("first call = %s/%s turn %q in %s, want running with a turn id", out.Kind, out.Status, out.TurnID, out.State)
+	}
+	if len(h.model.requests) != 0 {
+		t.Fatalf("a fresh turn past its deadline made %d model calls before yielding, want 0", len(h.model.requests))
+	}
+	sum, err := NewSessions(h.log, h.files, nil).Get(context.Background(), "s1")
+	must(t, err)
+	if !sum.Interrupted || sum.TurnID != out.TurnID {
+		t.Errorf("summary after the yield: interrupted=%v turnId=%q, want interrupted in %q", sum.Interrupted, sum.TurnID, out.TurnID)
+	}
+
+	turn := out.TurnID
+	invocations := 0
+	for out.Kind == KindRunning {
+		invocations++
+		if invocations > 10 {
+			t.Fatal("the turn never settled")
+		}
+		var skipped *ContinueSkipped
+		out, skipped, err = eng.Continue(past(), "s1", turn)
+		must(t, err)
+		if skipped != nil {
+			t.Fatalf("continuation %d skipped: %s", invocations, skipped.Reason)
+		}
+		if out.TurnID != turn {
+			t.Fatalf("continuation changed the turn id: %q → %q", turn, out.TurnID)
+		}
+		if got := len(h.model.requests); got != invocations {
+			t.Fatalf("after continuation %d the model ran %d times, want exactly one step per invocation", invocations, got)
+		}
+	}
+	if invocations != 4 || out.Kind != KindCompleted || out.Reply != "Done." || out.Turn != 1 {
+		t.Fatalf("settled after %d continuations as %s (turn %d) reply %q", invocations, out.Kind, out.Turn, out.Reply)
+	}
+	if v := out.Variables["topic"].Value; v != "xxx" {
+		t.Errorf("topic = %v, want the third step's value", v)
+	}
+	// every step is in the stored transcript exactly once: user, 3×(assistant, tool), final
+	msgs := storedMessages(t, h, "s1")
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, string(m.Role))
+	}
+	if got, want := strings.Join(roles, " "), "user assistant tool assistant tool assistant tool assistant"; got != want {
+		t.Errorf("stored transcript = %s, want %s", got, want)
+	}
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		if seen[m.ID] {
+			t.Errorf("message %s stored twice", m.ID)
+		}
+		seen[m.ID] = true
+	}
+
+	// a duplicate or late continuation of the settled turn has no effect
+	again, skipped, err := eng.Continue(context.Background(), "s1", turn)
+	must(t, err)
+	if again != nil || skipped == nil || !strings.Contains(skipped.Reason, "has settled") {
+		t.Fatalf("duplicate continuation = %v, skipped %+v", again, skipped)
+	}
+	if n := len(storedMessages(t, h, "s1")); n != len(msgs) {
+		t.Errorf("the duplicate continuation wrote %d messages", n-len(msgs))
+	}
+}
+
+// A continuation of a turn that a newer call replaced, or of a session that never ran, is skipped.
+func TestContinueSkipsOtherTurns(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	eng := h.engine()
+	_, skipped, err := eng.Continue(context.Background(), "never", "tabc")
+	must(t, err)
+	if skipped == nil || skipped.Reason != "the session has not run" {
+		t.Fatalf("never-run session: skipped = %+v", skipped)
+	}
+	first, err := eng.Send(past(), "s1", SendInput{Message: "go"})
+	must(t, err)
+	// the interrupted session's next call runs as a new turn from the last commit (02 §13)
+	h.script(says("Hello."))
+	second := h.send("s1", "are you there?", nil)
+	if second.TurnID == first.TurnID || second.Kind != KindCompleted {
+		t.Fatalf("second call: turn %q (first %q) kind %s", second.TurnID, first.TurnID, second.Kind)
+	}
+	_, skipped, err = eng.Continue(context.Background(), "s1", first.TurnID)
+	must(t, err)
+	if skipped == nil || !strings.Contains(skipped.Reason, "no longer the session's current turn") {
+		t.Fatalf("stale continuation: skipped = %+v", skipped)
+	}
+}
+
+// 02 §1.5: the step limit counts per turn, across the invocations that carry it.
+func TestStepLimitSpansContinuations(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	h.cfg.StepLimit = 2
+	h.script(setVar(1), setVar(2))
+	eng := h.engine()
+	out, err := eng.Send(past(), "s1", SendInput{Message: "go"})
+	must(t, err)
+	for i := 0; out.Kind == KindRunning && i < 5; i++ {
+		out, _, err = eng.Continue(past(), "s1", out.TurnID)
+		must(t, err)
+	}
+	if out.Kind != KindRejected || out.Rejected != stepLimitExceeded {
+		t.Fatalf("outcome %s (%q), want rejected by the step limit", out.Kind, out.Rejected)
+	}
+	if len(h.model.requests) != 2 {
+		t.Errorf("model calls = %d, want the limit's 2", len(h.model.requests))
+	}
+}
+
+// K5-11 with DESIGN.md §4: a step deadline never stops a resume before its first commit — the
+// decision runs one step, then yields; the continuation finishes the turn.
+func TestResumeRunsOneStepBeforeYielding(t *testing.T) {
+	h := newHarness(t, reviewFlow, nil)
+	h.script(calls("", advance("review", "ready")), says("Handed over."))
+	parked := h.send("s1", "write it", nil)
+	if parked.Kind != KindParked {
+		t.Fatalf("setup: %s", parked.Kind)
+	}
+	eng := h.engine()
+	h.script(setVar(1), says("Published."))
+	out, err := eng.Decide(past(), "s1", Decision{To: "publish"})
+	must(t, err)
+	if out.Kind != KindRunning || out.Disposition != DispositionDecide || out.State != "publish" {
+		t.Fatalf("decision past the deadline = %s/%s in %s, want running after its first step in publish", out.Kind, out.Disposition, out.State)
+	}
+	if len(h.model.requests) != 3 {
+		t.Fatalf("model calls = %d, want the decision's first step only", len(h.model.requests))
+	}
+	done, skipped, err := eng.Continue(context.Background(), "s1", out.TurnID)
+	must(t, err)
+	if skipped != nil || done.Kind != KindCompleted || done.Disposition != DispositionDecide || done.Reply != "Published." {
+		t.Fatalf("continuation = %+v skipped %+v", done, skipped)
+	}
+}
+
+// 02 §13: a cancellation after the turn committed leaves it interrupted and says so, with the
+// turn to continue; a cancelled resume before its first commit leaves the park and says not.
+func TestTurnAbortedSaysWhetherInterrupted(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.script(func(*model.Request) (*model.Response, error) { cancel(); return nil, ctx.Err() })
+	_, err := h.engine().Send(ctx, "s1", SendInput{Message: "go"})
+	var ta *TurnAbortedError
+	if !errors.As(err, &ta) || !ta.Interrupted || ta.TurnID == "" || ta.State != "intake" {
+		t.Fatalf("err = %v (%+v), want an interrupted TurnAbortedError", err, ta)
+	}
+	h.script(says("Done."))
+	out, skipped, err := h.engine().Continue(context.Background(), "s1", ta.TurnID)
+	must(t, err)
+	if skipped != nil || out.Kind != KindCompleted {
+		t.Fatalf("continue after abort: %+v %+v", out, skipped)
+	}
+
+	p := newHarness(t, reviewFlow, nil)
+	p.script(calls("", advance("review", "ready")), says("Handed over."))
+	p.send("s2", "write it", nil)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	p.script(func(*model.Request) (*model.Response, error) { cancel2(); return nil, ctx2.Err() })
+	_, err = p.engine().Decide(ctx2, "s2", Decision{To: "publish"})
+	if !errors.As(err, &ta) || ta.Interrupted {
+		t.Fatalf("cancelled resume: err = %v (%+v), want TurnAbortedError not interrupted", err, ta)
+	}
+	sum, err := NewSessions(p.log, p.files, nil).Get(context.Background(), "s2")
+	must(t, err)
+	if sum.Status != StatusAwaitingDecision || sum.Pending == nil {
+		t.Errorf("after a cancelled resume the session is %s, want still parked", sum.Status)
+	}
+}
