@@ -75,9 +75,9 @@ func (e *Engines) SessionWorkflow(ctx context.Context, sessionID string) (string
 }
 
 // Sweep wakes the sessions whose timed parks are overdue at now, up to limit of them
-// (session.Sweep over the shared log).
-func (e *Engines) Sweep(ctx context.Context, now time.Time, limit int) (SweepResult, error) {
-	return Sweep(ctx, e.base.Log, e.Engine, now, limit)
+// (session.Sweep over the shared log; run wraps each wake call, nil = direct).
+func (e *Engines) Sweep(ctx context.Context, now time.Time, limit int, run RunFunc) (SweepResult, error) {
+	return Sweep(ctx, e.base.Log, e.Engine, now, limit, run)
 }
 
 // Log is the session log the engines share.
@@ -85,3 +85,25 @@ func (e *Engines) Log() store.Log { return e.base.Log }
 
 // Sessions reads the stored sessions of every workflow (the read API).
 func (e *Engines) Sessions() *Sessions { return NewSessions(e.base.Log, e.base.Files, e.base.Blobs) }
+
+// SessionEngines is what EngineOf needs of an engine cache (*Engines implements it).
+type SessionEngines interface {
+	Engine(ctx context.Context, workflow string) (*Engine, error)
+	SessionWorkflow(ctx context.Context, sessionID string) (string, error)
+}
+
+// EngineOf returns the engine of the workflow a committed session belongs to (its head
+// names it) and the session's checked store id. Errors: *spec.SessionStoreIdError,
+// *SessionNotFoundError, *UnknownWorkflowError, store errors.
+func EngineOf(ctx context.Context, e SessionEngines, sessionID string) (*Engine, string, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return nil, "", err
+	}
+	wf, err := e.SessionWorkflow(ctx, id)
+	if err != nil {
+		return nil, id, err
+	}
+	eng, err := e.Engine(ctx, wf)
+	return eng, id, err
+}

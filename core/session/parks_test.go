@@ -352,7 +352,7 @@ func TestSweepWakesOverdueParks(t *testing.T) {
 	now = now.Add(11 * time.Minute)
 	mu.Unlock()
 	h.script(says("Time's up."))
-	res, err := Sweep(context.Background(), h.log, engineFor, h.cfg.Clock(), 10)
+	res, err := Sweep(context.Background(), h.log, engineFor, h.cfg.Clock(), 10, nil)
 	if err != nil || res != (SweepResult{Due: 1, Woken: 1}) {
 		t.Fatalf("sweep = %+v, %v", res, err)
 	}
@@ -362,7 +362,7 @@ func TestSweepWakesOverdueParks(t *testing.T) {
 	if head, _ := h.log.Get(context.Background(), "later"); head.Status != string(StatusAwaitingInput) {
 		t.Errorf("a park not yet due was touched: %s", head.Status)
 	}
-	if res, err := Sweep(context.Background(), h.log, engineFor, h.cfg.Clock(), 10); err != nil || res.Due != 0 {
+	if res, err := Sweep(context.Background(), h.log, engineFor, h.cfg.Clock(), 10, nil); err != nil || res.Due != 0 {
 		t.Errorf("second sweep = %+v, %v", res, err)
 	}
 }
@@ -458,7 +458,7 @@ func TestSweepLooksPastFailingParks(t *testing.T) {
 		return h.engine(), nil
 	}
 	h.script(says("Time's up."))
-	res, err := Sweep(context.Background(), h.log, engineFor, h.cfg.Clock(), 1)
+	res, err := Sweep(context.Background(), h.log, engineFor, h.cfg.Clock(), 1, nil)
 	if err == nil || res.Failed != 2 || res.Woken != 1 {
 		t.Fatalf("sweep = %+v, %v", res, err)
 	}

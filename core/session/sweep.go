@@ -11,6 +11,9 @@ import (
 	"github.com/archmax-ai/archmax/core/store"
 )
 
+// RunFunc runs one engine call for a host (e.g. under its invocation's deadline).
+type RunFunc func(ctx context.Context, call func(context.Context) (*Outcome, error)) (*Outcome, error)
+
 // SweepResult counts what one Sweep did: Due heads found, Woken sessions resumed, Skipped
 // wakes that were no-ops (answered or not yet due by the time the lease was taken), and
 // Failed wakes (their errors joined in Sweep's error; the next sweep retries them).
@@ -29,8 +32,13 @@ const sweepLookahead = 4
 // limit sessions were woken or skipped; failed wakes do not count, and up to
 // sweepLookahead×limit heads are read, so parks that fail every time (a removed workflow)
 // cannot starve the rest. A session another writer holds counts as failed and is retried
-// next time. Errors: the listing's, or every failed wake joined.
-func Sweep(ctx context.Context, log store.Log, engineFor func(ctx context.Context, workflow string) (*Engine, error), now time.Time, limit int) (SweepResult, error) {
+// next time. run, when not nil, runs each wake call (a host's deadline and continuation
+// wrapper, functions/handlers/continuation.Runner.Run); nil calls it directly. Errors: the
+// listing's, or every failed wake joined.
+func Sweep(ctx context.Context, log store.Log, engineFor func(ctx context.Context, workflow string) (*Engine, error), now time.Time, limit int, run RunFunc) (SweepResult, error) {
+	if run == nil {
+		run = func(ctx context.Context, call func(context.Context) (*Outcome, error)) (*Outcome, error) { return call(ctx) }
+	}
 	if limit <= 0 {
 		limit = store.DefaultLimit
 	}
@@ -51,7 +59,11 @@ func Sweep(ctx context.Context, log store.Log, engineFor func(ctx context.Contex
 		eng, err := engineFor(ctx, h.Workflow)
 		if err == nil {
 			var skipped *WakeSkipped
-			_, skipped, err = eng.Wake(ctx, h.SessionID, "")
+			_, err = run(ctx, func(ctx context.Context) (*Outcome, error) {
+				out, s, err := eng.Wake(ctx, h.SessionID, "")
+				skipped = s
+				return out, err
+			})
 			if err == nil && skipped != nil {
 				res.Skipped++
 				continue

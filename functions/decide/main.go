@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 
@@ -21,10 +22,12 @@ import (
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	engines, err := assembly.FromEnv(context.Background(), os.Getenv)
+	a, err := assembly.FromEnv(context.Background(), os.Getenv, log)
 	if err != nil {
 		log.Error("functions/decide cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(httpapi.New(engines, log).Handle)
+	h := httpapi.New(a.Engines, a.Runner, log)
+	// API Gateway requests, and the function's own continuation events
+	lambda.Start(func(ctx context.Context, raw json.RawMessage) (any, error) { return h.HandleOrEvent(ctx, raw, "decide", nil) })
 }

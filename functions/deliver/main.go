@@ -20,10 +20,10 @@ import (
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	engines, err := assembly.FromEnv(context.Background(), os.Getenv)
+	a, err := assembly.FromEnv(context.Background(), os.Getenv, log)
 	if err != nil {
 		log.Error("functions/deliver cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(deliveries.New(engines, log).Handle)
+	lambda.Start(deliveries.New(a.Engines, a.Runner, log).Handle)
 }

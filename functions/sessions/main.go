@@ -23,10 +23,10 @@ import (
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	engines, err := assembly.FromEnv(context.Background(), os.Getenv)
+	a, err := assembly.FromEnv(context.Background(), os.Getenv, log)
 	if err != nil {
 		log.Error("functions/sessions cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(httpapi.New(engines, log).Handle)
+	lambda.Start(httpapi.New(a.Engines, a.Runner, log).Handle)
 }

@@ -38,9 +38,9 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	engines, err := assembly.FromEnv(ctx, getenv)
+	a, err := assembly.FromEnv(ctx, getenv, log)
 	if err != nil {
 		return nil, err
 	}
-	return starts.New(engines, routes, log), nil
+	return starts.New(a.Engines, a.Runner, routes, log), nil
 }

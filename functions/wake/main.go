@@ -18,10 +18,10 @@ import (
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	engines, err := assembly.FromEnv(context.Background(), os.Getenv)
+	a, err := assembly.FromEnv(context.Background(), os.Getenv, log)
 	if err != nil {
 		log.Error("functions/wake cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(wakes.New(engines, log, nil).Handle)
+	lambda.Start(wakes.New(a.Engines, a.Runner, log, nil).Handle)
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/archmax-ai/archmax/core/model/scripted"
 )
@@ -42,6 +43,7 @@ type RecordedRequest struct {
 type Server struct {
 	script    *scripted.Script
 	latencyMs int64
+	delay     time.Duration
 
 	mu       sync.Mutex
 	requests []RecordedRequest
@@ -52,6 +54,11 @@ type Option func(*Server)
 
 // WithLatencyMs sets the metrics.latencyMs every answer reports (default 1).
 func WithLatencyMs(ms int64) Option { return func(s *Server) { s.latencyMs = ms } }
+
+// WithDelay makes every answer take d: the fake waits before it reads the script, and a
+// request whose client gave up meanwhile is dropped unanswered and unrecorded (the script
+// is not advanced). It slows a scripted model past a deadline.
+func WithDelay(d time.Duration) Option { return func(s *Server) { s.delay = d } }
 
 // New returns a Server answering from s.
 func New(s *scripted.Script, opts ...Option) *Server {
@@ -72,6 +79,13 @@ func (s *Server) Requests() []RecordedRequest {
 // ServeHTTP answers POST /model/{modelId}/converse. Refusals are Bedrock-shaped: the HTTP
 // status of the error (research D.6), header X-Amzn-Errortype and body {"message": ...}.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.delay > 0 {
+		select {
+		case <-time.After(s.delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	rec := RecordedRequest{}
 	status, errType, body := s.serve(r, &rec)
 	rec.Status, rec.ErrorType = status, errType

@@ -44,6 +44,9 @@ type Config struct {
 	MaxBackoff time.Duration
 	// HTTPClient sends the requests; nil uses the SDK's default.
 	HTTPClient *http.Client
+	// Timeout bounds one Converse call, every attempt and backoff included (0 = none): the
+	// "one model call's timeout" a host keeps free before its deadline (DESIGN.md §4).
+	Timeout time.Duration
 }
 
 // retryableCodes are the Bedrock errors worth another attempt (research D.6); every other
@@ -64,6 +67,7 @@ var retryableStatuses = map[int]struct{}{500: {}, 502: {}, 503: {}, 504: {}}
 type Client struct {
 	api     *bedrockruntime.Client
 	retryer aws.Retryer
+	timeout time.Duration
 }
 
 var _ model.Client = (*Client)(nil)
@@ -128,10 +132,15 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	})
 	awsCfg.Retryer = func() aws.Retryer { return retryer }
-	return &Client{api: bedrockruntime.NewFromConfig(awsCfg), retryer: retryer}, nil
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("bedrock: Timeout %s must not be negative", cfg.Timeout)
+	}
+	return &Client{api: bedrockruntime.NewFromConfig(awsCfg), retryer: retryer, timeout: cfg.Timeout}, nil
 }
 
-// Converse sends req to Bedrock Converse and maps the answer (DESIGN.md §6).
+// Converse sends req to Bedrock Converse and maps the answer (DESIGN.md §6). With
+// Config.Timeout the call (all attempts) is bounded; running out is a retryable
+// *model.CallError with Code "ModelCallTimeout".
 //
 // req.Metadata keys and values are sanitised (model.SanitizeMetadataValue) before anything
 // else; the request is then checked with model.ValidateRequest and a refusal is returned as
@@ -159,12 +168,22 @@ func (c *Client) Converse(ctx context.Context, req *model.Request) (*model.Respo
 	if err != nil {
 		return nil, err
 	}
+	callCtx := ctx
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
 	var attempts atomic.Int32
-	out, err := c.api.Converse(ctx, in, func(o *bedrockruntime.Options) {
+	out, err := c.api.Converse(callCtx, in, func(o *bedrockruntime.Options) {
 		o.APIOptions = append(o.APIOptions, countAttempts(&attempts))
 	})
 	if err != nil {
-		return nil, c.callError(err, int(attempts.Load()))
+		ce := c.callError(err, int(attempts.Load()))
+		if ctx.Err() == nil && callCtx.Err() != nil { // our own bound, not the caller's
+			ce.Code, ce.Message, ce.Retryable = "ModelCallTimeout", fmt.Sprintf("the model call did not finish within %s", c.timeout), true
+		}
+		return nil, ce
 	}
 	resp, err := fromOutput(out)
 	if err != nil {

@@ -256,3 +256,32 @@ func TestNewNeedsRegion(t *testing.T) {
 		t.Error("New with MaxAttempts -1 succeeded")
 	}
 }
+
+// DESIGN.md §4: Config.Timeout bounds one call; running out is a retryable CallError that
+// names the bound, and the caller's own cancellation is not reported as a timeout.
+func TestConverseTimeout(t *testing.T) {
+	s, err := scripted.Parse("t.model.yaml", []byte("agent:\n  - text: late\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(conversefake.New(s, conversefake.WithDelay(300*time.Millisecond)))
+	t.Cleanup(hs.Close)
+	c, err := New(context.Background(), Config{Region: "us-east-1", Endpoint: hs.URL, AccessKeyID: "AKIDTEST", SecretAccessKey: "secret",
+		MaxAttempts: 1, Timeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Converse(context.Background(), ask("go", nil))
+	var ce *model.CallError
+	if !errors.As(err, &ce) || ce.Code != "ModelCallTimeout" || !ce.Retryable || !strings.Contains(ce.Message, "50ms") {
+		t.Fatalf("err = %v (%+v), want a retryable ModelCallTimeout", err, ce)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	c2, _ := New(context.Background(), Config{Region: "us-east-1", Endpoint: hs.URL, AccessKeyID: "AKIDTEST", SecretAccessKey: "secret",
+		MaxAttempts: 1, Timeout: time.Minute})
+	_, err = c2.Converse(ctx, ask("go", nil))
+	if !errors.As(err, &ce) || ce.Code == "ModelCallTimeout" || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("caller's deadline: err = %v, want the context's error, not ModelCallTimeout", err)
+	}
+}

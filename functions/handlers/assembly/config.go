@@ -5,9 +5,11 @@
 package assembly
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Environment variables read by ConfigFromEnv.
@@ -27,6 +29,15 @@ const (
 	EnvWakeTargetARN     = "ARCHMAX_WAKE_TARGET_ARN"    // ARN of functions/wake
 	EnvSchedulerRoleARN  = "ARCHMAX_SCHEDULER_ROLE_ARN" // role EventBridge Scheduler assumes to invoke it
 	EnvSchedulerEndpoint = "ARCHMAX_SCHEDULER_ENDPOINT" // local/test only: e.g. local/schedulerfake
+	// Continuation past the invocation's deadline (DESIGN.md §4): a turn stops between
+	// steps once less than EnvModelTimeout + EnvContinueMargin remains, and continues in an
+	// asynchronous invocation of EnvContinueFunction (default: the function itself,
+	// AWS_LAMBDA_FUNCTION_NAME). With no function to invoke (outside Lambda) every call
+	// runs to its end and every request is answered when its work has settled.
+	EnvModelTimeout     = "ARCHMAX_MODEL_TIMEOUT"     // one model call's bound incl. retries, Go duration (default 4m)
+	EnvContinueMargin   = "ARCHMAX_CONTINUE_MARGIN"   // kept beyond it, Go duration (default 20s)
+	EnvContinueFunction = "ARCHMAX_CONTINUE_FUNCTION" // name or ARN of the function continuations invoke
+	EnvLambdaEndpoint   = "ARCHMAX_LAMBDA_ENDPOINT"   // local/test only: e.g. local/lambdafake
 )
 
 // Defaults of the optional settings.
@@ -53,11 +64,17 @@ type Config struct {
 	// Scheduled wakes: all three empty, or WakeTargetARN and SchedulerRoleARN both set.
 	SchedulerGroup, WakeTargetARN, SchedulerRoleARN string
 	AccessKeyID, SecretAccessKey, SessionToken      string
+	// ModelTimeout bounds one model call, retries included (0 = DefaultModelTimeout);
+	// ContinueMargin is kept beyond it before the deadline (0 = continuation.DefaultMargin).
+	ModelTimeout, ContinueMargin time.Duration
+	// ContinueFunction is invoked asynchronously to continue a turn ("" = no continuation).
+	ContinueFunction string
+	LambdaEndpoint   string // local/test only
 }
 
 // Local reports whether an endpoint override is set.
 func (c Config) Local() bool {
-	return c.DynamoDBEndpoint != "" || c.S3Endpoint != "" || c.BedrockEndpoint != "" || c.SchedulerEndpoint != ""
+	return c.DynamoDBEndpoint != "" || c.S3Endpoint != "" || c.BedrockEndpoint != "" || c.SchedulerEndpoint != "" || c.LambdaEndpoint != ""
 }
 
 // Schedules reports whether timed parks get an EventBridge Scheduler schedule.
@@ -100,6 +117,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		SchedulerGroup:    get(EnvSchedulerGroup),
 		WakeTargetARN:     get(EnvWakeTargetARN),
 		SchedulerRoleARN:  get(EnvSchedulerRoleARN),
+		ContinueFunction:  cmp.Or(get(EnvContinueFunction), get("AWS_LAMBDA_FUNCTION_NAME")),
+		LambdaEndpoint:    get(EnvLambdaEndpoint),
 	}
 	if c.Region == "" {
 		c.Region = get("AWS_DEFAULT_REGION")
@@ -121,9 +140,23 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if (c.WakeTargetARN == "") != (c.SchedulerRoleARN == "") {
 		cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s and %s are set together or not at all", EnvWakeTargetARN, EnvSchedulerRoleARN))
 	}
+	for _, d := range []struct {
+		name string
+		into *time.Duration
+	}{{EnvModelTimeout, &c.ModelTimeout}, {EnvContinueMargin, &c.ContinueMargin}} {
+		v := get(d.name)
+		if v == "" {
+			continue
+		}
+		if n, err := time.ParseDuration(v); err != nil || n <= 0 {
+			cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s=%q is not a positive duration (e.g. 4m, 20s)", d.name, v))
+		} else {
+			*d.into = n
+		}
+	}
 	for _, ep := range []struct{ name, value string }{
 		{EnvDynamoDBEndpoint, c.DynamoDBEndpoint}, {EnvS3Endpoint, c.S3Endpoint}, {EnvBedrockEndpoint, c.BedrockEndpoint},
-		{EnvSchedulerEndpoint, c.SchedulerEndpoint},
+		{EnvSchedulerEndpoint, c.SchedulerEndpoint}, {EnvLambdaEndpoint, c.LambdaEndpoint},
 	} {
 		if ep.value == "" {
 			continue

@@ -1,13 +1,16 @@
 package assembly
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/archmax-ai/archmax/core/session"
 	ddbstore "github.com/archmax-ai/archmax/core/store/dynamodb"
 	s3store "github.com/archmax-ai/archmax/core/store/s3"
+	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 )
 
 // Open builds the AWS assembly of cfg (DESIGN.md §3): the session log in DynamoDB table
@@ -23,8 +27,10 @@ import (
 // authored tree read-only from <SpecPrefix> with the per-container ETag cache, session
 // files and spec snapshots under <SessionPrefix>, and the Bedrock Converse client with
 // cfg.ModelID as the default model, and — when cfg.Schedules() — the EventBridge
-// Scheduler adapter for timed parks. It makes no AWS call.
-func Open(ctx context.Context, cfg Config) (*Engines, error) {
+// Scheduler adapter for timed parks, and the continuation Runner (DESIGN.md §4) invoking
+// cfg.ContinueFunction asynchronously (none when it is ""). It makes no AWS call; log
+// receives the Runner's records (nil discards).
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) {
 	var loadOpts []func(*config.LoadOptions) error
 	if cfg.Region != "" {
 		loadOpts = append(loadOpts, config.WithRegion(cfg.Region))
@@ -51,7 +57,7 @@ func Open(ctx context.Context, cfg Config) (*Engines, error) {
 			o.UsePathStyle = true
 		}
 	})
-	bc := bedrock.Config{Region: awsCfg.Region, Endpoint: cfg.BedrockEndpoint}
+	bc := bedrock.Config{Region: awsCfg.Region, Endpoint: cfg.BedrockEndpoint, Timeout: cmp.Or(cfg.ModelTimeout, continuation.DefaultModelTimeout)}
 	if cfg.Local() {
 		bc.AccessKeyID, bc.SecretAccessKey, bc.SessionToken = cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken
 	}
@@ -69,7 +75,7 @@ func Open(ctx context.Context, cfg Config) (*Engines, error) {
 		})
 		sched = eventbridge.New(sc, eventbridge.Config{Group: cfg.SchedulerGroup, TargetARN: cfg.WakeTargetARN, RoleARN: cfg.SchedulerRoleARN})
 	}
-	return NewEngines(session.Config{
+	engines := NewEngines(session.Config{
 		Authored:  s3store.NewFiles(s3c, cfg.Bucket, cfg.SpecPrefix, s3store.WithETagCache(), s3store.ReadOnly()),
 		Log:       ddbstore.New(ddb, cfg.Table, blobs),
 		Files:     s3store.NewFiles(s3c, cfg.Bucket, cfg.SessionPrefix),
@@ -77,15 +83,33 @@ func Open(ctx context.Context, cfg Config) (*Engines, error) {
 		Model:     mdl,
 		ModelID:   cfg.ModelID,
 		Scheduler: sched,
-	}), nil
+	})
+	var starter continuation.Starter
+	if cfg.ContinueFunction != "" {
+		lc := lambda.NewFromConfig(awsCfg, func(o *lambda.Options) {
+			if cfg.LambdaEndpoint != "" {
+				o.BaseEndpoint = aws.String(cfg.LambdaEndpoint)
+			}
+		})
+		starter = continuation.NewLambdaStarter(lc, cfg.ContinueFunction)
+	}
+	runner := continuation.NewRunner(engines, starter, continuation.Budget{ModelTimeout: bc.Timeout, Margin: cfg.ContinueMargin}, log)
+	return &Assembly{Engines: engines, Runner: runner}, nil
+}
+
+// Assembly is what a function builds once per warm container: the engine cache and the
+// Runner its writing entry points run engine calls under.
+type Assembly struct {
+	Engines *Engines
+	Runner  *continuation.Runner
 }
 
 // FromEnv is ConfigFromEnv then Open: the whole start-up of a function. It makes no AWS
 // call. Errors: *ConfigError, or Open's.
-func FromEnv(ctx context.Context, getenv func(string) string) (*Engines, error) {
+func FromEnv(ctx context.Context, getenv func(string) string, log *slog.Logger) (*Assembly, error) {
 	cfg, err := ConfigFromEnv(getenv)
 	if err != nil {
 		return nil, err
 	}
-	return Open(ctx, cfg)
+	return Open(ctx, cfg, log)
 }

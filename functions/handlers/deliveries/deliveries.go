@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 )
 
@@ -28,16 +29,21 @@ type Engines = httpapi.Engines
 // Handler serves deliver events of both shapes. Safe for concurrent use.
 type Handler struct {
 	http    *httpapi.Handler
+	run     *continuation.Runner
 	engines Engines
 	log     *slog.Logger
 }
 
-// New returns a Handler; log may be nil (discarded).
-func New(engines Engines, log *slog.Logger) *Handler {
+// New returns a Handler whose engine calls run under run (a turn that outlives the
+// invocation continues in another; nil runs each to its end); log may be nil (discarded).
+func New(engines Engines, run *continuation.Runner, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{http: httpapi.New(engines, log), engines: engines, log: log}
+	if run == nil {
+		run = continuation.NewRunner(engines, nil, continuation.Budget{}, log)
+	}
+	return &Handler{http: httpapi.New(engines, run, log), run: run, engines: engines, log: log}
 }
 
 // Detail is the detail of an EventBridge delivery event.
@@ -70,7 +76,7 @@ func (h *Handler) event(ctx context.Context, ev events.EventBridgeEvent) (Result
 		return Result{}, &EventError{Prefix: "deliver", Reason: "the event's detail names no sessionId"}
 	}
 	res := Result{SessionID: d.SessionID}
-	eng, id, err := httpapi.SessionEngine(ctx, h.engines, d.SessionID)
+	eng, id, err := session.EngineOf(ctx, h.engines, d.SessionID)
 	if err != nil {
 		return res, err
 	}
@@ -78,7 +84,9 @@ func (h *Handler) event(ctx context.Context, ev events.EventBridgeEvent) (Result
 	if trigger == "" {
 		trigger = ev.DetailType
 	}
-	out, err := eng.Deliver(ctx, id, session.Delivery{Trigger: trigger, Variables: d.Variables, Message: d.Message, ParkID: d.ParkID, ID: ev.ID})
+	out, err := h.run.Run(ctx, continuation.Options{}, func(ctx context.Context) (*session.Outcome, error) {
+		return eng.Deliver(ctx, id, session.Delivery{Trigger: trigger, Variables: d.Variables, Message: d.Message, ParkID: d.ParkID, ID: ev.ID})
+	})
 	var dup *session.DuplicateDeliveryError
 	if errors.As(err, &dup) {
 		res.Duplicate = true

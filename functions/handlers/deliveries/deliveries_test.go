@@ -35,7 +35,7 @@ agent:
 func newHandler(t *testing.T) (*Handler, *session.Engines) {
 	t.Helper()
 	engines := handlertest.Engines(t, map[string]string{"workflows/courier/workflow.yaml": courier}, script, nil)
-	return New(engines, nil), engines
+	return New(engines, nil, nil), engines
 }
 
 // An EventBridge event resumes the awaiting session with its detail; the same event

@@ -164,18 +164,19 @@ type lambdas struct {
 // in memory: only DynamoDB, S3 and the peers.
 func (s *stack) boot(t *testing.T) *lambdas {
 	t.Helper()
-	start := func() *assembly.Engines {
-		e, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] })
+	start := func() *assembly.Assembly {
+		a, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] }, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return e
+		return a
 	}
+	turn, decide, deliver, wake := start(), start(), start(), start()
 	return &lambdas{
-		turn:    httpapi.New(start(), nil),
-		decide:  httpapi.New(start(), nil),
-		deliver: deliveries.New(start(), nil),
-		wake:    wakes.New(start(), nil, nil),
+		turn:    httpapi.New(turn.Engines, turn.Runner, nil),
+		decide:  httpapi.New(decide.Engines, decide.Runner, nil),
+		deliver: deliveries.New(deliver.Engines, deliver.Runner, nil),
+		wake:    wakes.New(wake.Engines, wake.Runner, nil, nil),
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 )
 
 // EventError is a Lambda event no retry can help: not one of the accepted shapes, or
@@ -28,8 +29,17 @@ type EventResult struct {
 // EventBridge events (deliver, turn): a request is answered by Handle (an
 // APIGatewayV2HTTPResponse, never a Go error); an event is decoded and given to onEvent.
 // Anything else is an *EventError with prefix.
+//
+// A continuation event (continuation.Event, the function invoking itself) is served by the
+// Handler's Runner; onEvent nil refuses EventBridge events.
 func (h *Handler) HandleOrEvent(ctx context.Context, raw json.RawMessage, prefix string,
 	onEvent func(context.Context, events.EventBridgeEvent) (any, error)) (any, error) {
+	if ref, ok, err := continuation.Parse(raw); ok {
+		if err != nil {
+			return nil, err
+		}
+		return h.run.Handle(ctx, ref)
+	}
 	var shape struct {
 		RouteKey   string `json:"routeKey"`
 		DetailType string `json:"detail-type"`
@@ -44,7 +54,7 @@ func (h *Handler) HandleOrEvent(ctx context.Context, raw json.RawMessage, prefix
 			return nil, &EventError{Prefix: prefix, Reason: "malformed API Gateway request"}
 		}
 		return h.Handle(ctx, req)
-	case shape.DetailType != "":
+	case shape.DetailType != "" && onEvent != nil:
 		var ev events.EventBridgeEvent
 		if err := json.Unmarshal(raw, &ev); err != nil || ev.ID == "" {
 			return nil, &EventError{Prefix: prefix, Reason: "malformed EventBridge event"}

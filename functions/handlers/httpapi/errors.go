@@ -8,6 +8,7 @@ import (
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 )
 
 // ErrorBody is the answer to a failed request (DESIGN.md §1):
@@ -65,6 +66,7 @@ func invalidRequest(format string, args ...any) error {
 //	    InvalidDecisionTargetError (details.validTargets), IdempotencyKeyReusedError
 //	500 WorkflowLoadError (details.diagnostics), InternalError (anything else)
 //	502 ModelCallError (details.providerCode)
+//	503 ContinuationStartError (details.turnId, state: the session is interrupted)
 //	504 TurnAbortedError
 //
 // internal reports that err is unexpected: the caller logs it, and the answer names
@@ -92,6 +94,7 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		stalePark  *session.ParkNotLiveError
 		badTarget  *session.InvalidDecisionTargetError
 		duplicate  *session.DuplicateDeliveryError
+		contErr    *continuation.ContinuationStartError
 	)
 	switch {
 	case errors.As(err, &reqErr):
@@ -164,10 +167,18 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 	case errors.As(err, &callErr):
 		return http.StatusBadGateway, errBody(callErr.Name(), "The model provider failed: "+callErr.Code+".", map[string]any{
 			"providerCode": callErr.Code, "providerStatus": callErr.Status, "retryable": callErr.Retryable}), false
+	case errors.As(err, &contErr):
+		return http.StatusServiceUnavailable, errBody(contErr.Name(), contErr.Error(), map[string]any{
+			"sessionId": contErr.SessionID, "turnId": contErr.TurnID, "state": contErr.State}), false
 	case errors.As(err, &aborted):
-		// The invocation's deadline (or the caller) stopped the turn; every committed step
-		// stays, and a retry continues from the last commit.
-		return http.StatusGatewayTimeout, errBody(aborted.Name(), aborted.Error(), map[string]any{"sessionId": aborted.SessionID}), false
+		// The invocation's deadline stopped the turn where no continuation could carry it (a
+		// resume before its first commit, whose park is still live, or a host that cannot
+		// start continuations); every committed step stays, and a retry applies the call.
+		d := map[string]any{"sessionId": aborted.SessionID}
+		if aborted.TurnID != "" {
+			d["turnId"] = aborted.TurnID
+		}
+		return http.StatusGatewayTimeout, errBody(aborted.Name(), aborted.Error(), d), false
 	default:
 		return http.StatusInternalServerError, errBody(CodeInternal, "The request failed unexpectedly. It has been logged.", nil), true
 	}

@@ -17,8 +17,10 @@
 // A decision or delivery names only the session; its workflow is the one the session's
 // head records (an unknown session is 404 SessionNotFoundError).
 //
-// Every request is answered synchronously, as if it carried `Prefer: wait` (the
-// asynchronous path is later work).
+// A mutating request answers 200 with the outcome summary when its call settled, or 202
+// (kind "running") when the turn goes on in a continuation (functions/handlers/continuation):
+// at once, or after `Prefer: wait=N` seconds. The outcome is then read from
+// GET /v1/sessions/{sessionId}, whose turnId and status say when the turn settled.
 package httpapi
 
 import (
@@ -26,6 +28,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +38,7 @@ import (
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 )
 
 // Engines hands out the engine of a workflow. An unknown workflow is a
@@ -51,15 +56,21 @@ type Engines interface {
 // Handler serves the turn routes over Engines. Safe for concurrent use.
 type Handler struct {
 	engines Engines
+	run     *continuation.Runner
 	log     *slog.Logger
 }
 
-// New returns a Handler; log receives one record per failed request (nil discards).
-func New(engines Engines, log *slog.Logger) *Handler {
+// New returns a Handler whose mutating requests run under run (nil: a Runner without a
+// Starter, which answers every request when its work has settled); log receives one record
+// per failed request (nil discards).
+func New(engines Engines, run *continuation.Runner, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{engines: engines, log: log}
+	if run == nil {
+		run = continuation.NewRunner(engines, nil, continuation.Budget{}, log)
+	}
+	return &Handler{engines: engines, run: run, log: log}
 }
 
 // Time limits of a synchronous answer (DESIGN.md §4): API Gateway ends an HTTP API
@@ -81,24 +92,33 @@ func workContext(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // Handle answers one API Gateway request. It never returns a Go error: every failure is
-// an HTTP answer in the contract's error shape. The work is cut before API Gateway's or
-// Lambda's deadline (TurnAbortedError, 504) so the answer is ours and committed steps stay.
+// an HTTP answer in the contract's error shape.
+//
+// A mutating request runs under the Runner (DESIGN.md §1, §4): it answers 200 with the
+// outcome summary when the call settled, or 202 with kind "running" (and a Location of
+// the session summary to poll) when the turn goes on in a continuation — at once without
+// `Prefer: wait=N`, else once N seconds (at most MaxWait) have passed between two steps.
+// A fresh turn's opening, and a resume's first step, always run before the answer. Work
+// still running near API Gateway's or Lambda's limit is cut so the answer is ours and
+// committed steps stay.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	if t, ok := readRoute(req); ok {
-		return h.answer(ctx, req, func(work context.Context) (any, error) { return h.read(work, req, t) }), nil
+		return h.answer(ctx, req, func(ctx context.Context) (any, error) {
+			work, cancel := workContext(ctx)
+			defer cancel()
+			return h.read(work, req, t)
+		}), nil
 	}
-	serve := func(work context.Context) (any, error) { return h.serve(work, req) }
+	serve := func(ctx context.Context) (any, error) { return h.serve(ctx, req) }
 	if key := idempotencyKey(req); key != "" {
 		return h.idempotent(ctx, req, key, serve), nil
 	}
 	return h.answer(ctx, req, serve), nil
 }
 
-// answer runs do within the request's time bound and renders its result or error.
+// answer runs do and renders its result (200; 202 for an outcome still running) or error.
 func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest, do func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
-	work, cancel := workContext(ctx)
-	defer cancel()
-	answer, err := do(work)
+	answer, err := do(ctx)
 	if err != nil {
 		return h.failure(ctx, req, err)
 	}
@@ -106,7 +126,40 @@ func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err != nil {
 		return h.failure(ctx, req, err)
 	}
+	if sum, ok := answer.(*session.OutcomeSummary); ok && sum.Kind == session.KindRunning {
+		resp := respond(http.StatusAccepted, body)
+		resp.Headers["Location"] = "/v1/sessions/" + url.PathEscape(sum.SessionID)
+		return resp
+	}
 	return respond(http.StatusOK, body)
+}
+
+// MaxWait is the longest `Prefer: wait=N` honoured: 25 s (DESIGN.md §1), within API
+// Gateway's ~29 s.
+const MaxWait = 25 * time.Second
+
+// runOptions bound a mutating request's engine call: no step starts after the request's
+// `Prefer: wait` (RFC 7240; absent or unreadable = 0, over MaxWait = MaxWait), and a step
+// still running at API Gateway's limit is cut.
+func runOptions(req events.APIGatewayV2HTTPRequest) continuation.Options {
+	now := time.Now()
+	return continuation.Options{YieldBy: now.Add(preferWait(req.Headers["prefer"])), CutBy: now.Add(gatewayLimit)}
+}
+
+// preferWait reads the wait preference of a Prefer header value ("respond-async, wait=10").
+func preferWait(prefer string) time.Duration {
+	for _, pref := range strings.Split(prefer, ",") {
+		name, value, _ := strings.Cut(strings.TrimSpace(pref), "=")
+		if !strings.EqualFold(strings.TrimSpace(name), "wait") {
+			continue
+		}
+		n, err := strconv.Atoi(strings.Trim(strings.TrimSpace(value), `"`))
+		if err != nil || n < 0 {
+			return 0
+		}
+		return min(time.Duration(n)*time.Second, MaxWait)
+	}
+	return 0
 }
 
 // serve runs a request; every check that can refuse it runs before anything is written
@@ -125,8 +178,10 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 		var d session.Decision
 		if d, err = decodeDecision(req); err == nil {
 			var eng *session.Engine
-			if eng, _, err = SessionEngine(ctx, h.engines, t.sessionID); err == nil {
-				out, err = eng.Decide(ctx, t.sessionID, d)
+			if eng, _, err = session.EngineOf(ctx, h.engines, t.sessionID); err == nil {
+				out, err = h.run.Run(ctx, runOptions(req), func(ctx context.Context) (*session.Outcome, error) {
+					return eng.Decide(ctx, t.sessionID, d)
+				})
 			}
 		}
 	case actDelivery:
@@ -134,8 +189,10 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 		if d, err = decodeDelivery(req, t.sessionID); err == nil {
 			d.ID = idempotencyKey(req)
 			var eng *session.Engine
-			if eng, _, err = SessionEngine(ctx, h.engines, t.sessionID); err == nil {
-				out, err = eng.Deliver(ctx, t.sessionID, d)
+			if eng, _, err = session.EngineOf(ctx, h.engines, t.sessionID); err == nil {
+				out, err = h.run.Run(ctx, runOptions(req), func(ctx context.Context) (*session.Outcome, error) {
+					return eng.Deliver(ctx, t.sessionID, d)
+				})
 			}
 		}
 	}
@@ -175,29 +232,9 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	}
 	// a turn's blank message is refused by the engine, which words it by disposition (a
 	// reply to a human park, or a new turn) before anything is written
-	return eng.Send(ctx, id, in)
-}
-
-// SessionEngines is what SessionEngine needs of the assembly.
-type SessionEngines interface {
-	Engine(ctx context.Context, workflow string) (*session.Engine, error)
-	SessionWorkflow(ctx context.Context, sessionID string) (string, error)
-}
-
-// SessionEngine is the engine of the workflow a committed session belongs to (its head
-// names it) and the session's store id. Errors: *spec.SessionStoreIdError,
-// *session.SessionNotFoundError, *session.UnknownWorkflowError, store errors.
-func SessionEngine(ctx context.Context, e SessionEngines, sessionID string) (*session.Engine, string, error) {
-	id, err := spec.CheckSessionID(sessionID)
-	if err != nil {
-		return nil, "", err
-	}
-	wf, err := e.SessionWorkflow(ctx, id)
-	if err != nil {
-		return nil, id, err
-	}
-	eng, err := e.Engine(ctx, wf)
-	return eng, id, err
+	return h.run.Run(ctx, runOptions(req), func(ctx context.Context) (*session.Outcome, error) {
+		return eng.Send(ctx, id, in)
+	})
 }
 
 // failure renders err as the contract's error answer and logs it: unexpected errors in

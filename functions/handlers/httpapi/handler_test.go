@@ -97,7 +97,7 @@ func newFixture(t *testing.T) (*Handler, *engines) {
 		}
 	}
 	e := &engines{authored: authored, log: memory.New(), model: &fakeModel{}}
-	return New(e, nil), e
+	return New(e, nil, nil), e
 }
 
 // request builds an API Gateway event for a route key (RouteStart, RouteTurn) or, with
@@ -369,7 +369,7 @@ func BenchmarkHandleTurn(b *testing.B) {
 	if err := authored.Write(context.Background(), "workflows/greeter/workflow.yaml", []byte(greeter)); err != nil {
 		b.Fatal(err)
 	}
-	h := New(&engines{authored: authored, log: memory.New(), model: &fakeModel{}}, nil)
+	h := New(&engines{authored: authored, log: memory.New(), model: &fakeModel{}}, nil, nil)
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {

@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 )
 
@@ -60,17 +61,22 @@ func ParseRoutes(s string) ([]Route, error) {
 // Handler serves turn-function events of both shapes. Safe for concurrent use.
 type Handler struct {
 	http    *httpapi.Handler
+	run     *continuation.Runner
 	engines httpapi.Engines
 	routes  []Route
 	log     *slog.Logger
 }
 
-// New returns a Handler; log may be nil (discarded).
-func New(engines httpapi.Engines, routes []Route, log *slog.Logger) *Handler {
+// New returns a Handler whose engine calls run under run (a turn that outlives the
+// invocation continues in another; nil runs each to its end); log may be nil (discarded).
+func New(engines httpapi.Engines, run *continuation.Runner, routes []Route, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{http: httpapi.New(engines, log), engines: engines, routes: routes, log: log}
+	if run == nil {
+		run = continuation.NewRunner(engines, nil, continuation.Budget{}, log)
+	}
+	return &Handler{http: httpapi.New(engines, run, log), run: run, engines: engines, routes: routes, log: log}
 }
 
 // Result answers an EventBridge event (httpapi.EventResult); EventError is an event no
@@ -100,7 +106,6 @@ type claim struct {
 const (
 	eventClaimTTL = 15 * time.Minute
 	releasedTTL   = -time.Second
-	commitMargin  = 3 * time.Second // time kept before the Lambda deadline to commit and record
 )
 
 // start runs the event's start once per event id. The first run's result is recorded:
@@ -149,12 +154,7 @@ func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result
 		}
 		return Result{}, fmt.Errorf("event %s is being started by another invocation; retry later", ev.ID)
 	}
-	work, cancel := ctx, context.CancelFunc(func() {})
-	if d, ok := ctx.Deadline(); ok {
-		work, cancel = context.WithDeadline(ctx, d.Add(-commitMargin))
-	}
-	defer cancel()
-	res, err := h.run(work, route.Workflow, trigger, vars, message)
+	res, err := h.open(ctx, route.Workflow, trigger, vars, message)
 	final, ttl := claim{State: "done", SessionID: res.SessionID}, httpapi.IdempotencyTTL
 	var busy *session.SessionNotResumableError
 	switch {
@@ -175,8 +175,9 @@ func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result
 	return res, nil
 }
 
-// run starts (or continues) the session the firing resolves to.
-func (h *Handler) run(ctx context.Context, workflow, trigger string, vars map[string]any, message string) (Result, error) {
+// open starts (or continues) the session the firing resolves to, under the Runner: a turn
+// that outlives the invocation goes on in a continuation (the result's outcome "running").
+func (h *Handler) open(ctx context.Context, workflow, trigger string, vars map[string]any, message string) (Result, error) {
 	eng, err := h.engines.Engine(ctx, workflow)
 	if err != nil {
 		return Result{}, err
@@ -191,7 +192,9 @@ func (h *Handler) run(ctx context.Context, workflow, trigger string, vars map[st
 	if err := eng.CheckStart(ctx, trigger, vars); err != nil {
 		return Result{SessionID: id}, err
 	}
-	out, err := eng.Send(ctx, id, session.SendInput{Message: message, Trigger: trigger, Variables: vars})
+	out, err := h.run.Run(ctx, continuation.Options{}, func(ctx context.Context) (*session.Outcome, error) {
+		return eng.Send(ctx, id, session.SendInput{Message: message, Trigger: trigger, Variables: vars})
+	})
 	if err != nil {
 		return Result{SessionID: id}, err
 	}

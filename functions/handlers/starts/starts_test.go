@@ -35,7 +35,7 @@ agent:
 func newHandler(t *testing.T, routes []Route) (*Handler, *session.Engines) {
 	t.Helper()
 	engines := handlertest.Engines(t, map[string]string{"workflows/fulfil/workflow.yaml": fulfil}, script, nil)
-	return New(engines, routes, nil), engines
+	return New(engines, nil, routes, nil), engines
 }
 
 func event(id, detail string) json.RawMessage {

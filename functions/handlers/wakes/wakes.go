@@ -23,7 +23,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/scheduler/eventbridge"
 	"github.com/archmax-ai/archmax/core/session"
-	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 )
 
 // SweepLimit is how many overdue parks one sweep wakes at most; the rest wait for the
@@ -34,7 +34,7 @@ const SweepLimit = 100
 type Engines interface {
 	Engine(ctx context.Context, workflow string) (*session.Engine, error)
 	SessionWorkflow(ctx context.Context, sessionID string) (string, error)
-	Sweep(ctx context.Context, now time.Time, limit int) (session.SweepResult, error)
+	Sweep(ctx context.Context, now time.Time, limit int, run session.RunFunc) (session.SweepResult, error)
 }
 
 // Result is the function's answer (also its log line): Action "wake" with the session,
@@ -56,19 +56,24 @@ func (e *EventError) Error() string { return "wake: unrecognised event: " + e.Re
 // Handler serves wake events. Clock gives the sweep's now (time.Now when nil).
 type Handler struct {
 	engines Engines
+	run     *continuation.Runner
 	log     *slog.Logger
 	clock   func() time.Time
 }
 
-// New returns a Handler; log may be nil (discarded).
-func New(engines Engines, log *slog.Logger, clock func() time.Time) *Handler {
+// New returns a Handler whose wakes run under run (a turn that outlives the invocation
+// continues in another; nil runs every wake to its end); log may be nil (discarded).
+func New(engines Engines, run *continuation.Runner, log *slog.Logger, clock func() time.Time) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if clock == nil {
 		clock = time.Now
 	}
-	return &Handler{engines: engines, log: log, clock: clock}
+	if run == nil {
+		run = continuation.NewRunner(engines, nil, continuation.Budget{}, log)
+	}
+	return &Handler{engines: engines, run: run, log: log, clock: clock}
 }
 
 // event is the union of the two accepted shapes.
@@ -80,7 +85,13 @@ type event struct {
 
 // Handle serves one event. Errors: *EventError for an unrecognised event; the engine's
 // errors for a wake that should be retried.
-func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (Result, error) {
+func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) {
+	if ref, ok, err := continuation.Parse(raw); ok {
+		if err != nil {
+			return nil, err
+		}
+		return h.run.Handle(ctx, ref)
+	}
 	var ev event
 	if err := json.Unmarshal(raw, &ev); err != nil {
 		return Result{}, &EventError{Reason: "not a JSON object"}
@@ -89,17 +100,26 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (Result, erro
 	case ev.SessionID != "":
 		return h.Wake(ctx, ev.SessionID, ev.ParkID)
 	case ev.DetailType == "Scheduled Event":
-		res, err := h.engines.Sweep(ctx, h.clock(), SweepLimit)
-		out := Result{Action: "sweep", Sweep: &res}
-		h.log.InfoContext(ctx, "sweep", "due", res.Due, "woken", res.Woken, "skipped", res.Skipped, "failed", res.Failed)
-		if err != nil {
-			h.log.WarnContext(ctx, "sweep: some wakes failed; the next sweep retries them", "error", err.Error())
-		}
-		// A partial failure is retried by the next sweep, not by re-running this one.
-		return out, nil
+		return h.Sweep(ctx), nil
 	default:
 		return Result{}, &EventError{Reason: `want {"sessionId","parkId"} or an EventBridge Scheduled Event`}
 	}
+}
+
+// Sweep wakes every overdue timed park (up to SweepLimit, oldest due first). Each woken
+// session runs its first step here and goes on in its own continuation, so one long turn
+// does not hold up the rest. A partial failure is logged and left to the next sweep.
+func (h *Handler) Sweep(ctx context.Context) Result {
+	res, err := h.engines.Sweep(ctx, h.clock(), SweepLimit, func(ctx context.Context, call func(context.Context) (*session.Outcome, error)) (*session.Outcome, error) {
+		return h.run.Run(ctx, continuation.Options{YieldBy: time.Now()}, call)
+	})
+	if res.Due > 0 || err != nil {
+		h.log.InfoContext(ctx, "sweep", "due", res.Due, "woken", res.Woken, "skipped", res.Skipped, "failed", res.Failed)
+	}
+	if err != nil {
+		h.log.WarnContext(ctx, "sweep: some wakes failed; the next sweep retries them", "error", err.Error())
+	}
+	return Result{Action: "sweep", Sweep: &res}
 }
 
 // Wake wakes park parkID of session sessionID — the body of a Scheduler payload, for
@@ -110,7 +130,7 @@ func (h *Handler) Wake(ctx context.Context, sessionID, parkID string) (Result, e
 	if parkID == "" {
 		return res, &EventError{Reason: "a scheduled wake names its parkId"}
 	}
-	eng, _, err := httpapi.SessionEngine(ctx, h.engines, sessionID)
+	eng, _, err := session.EngineOf(ctx, h.engines, sessionID)
 	var gone *session.SessionNotFoundError
 	if errors.As(err, &gone) {
 		res.Skipped = "the session no longer exists"
@@ -120,7 +140,12 @@ func (h *Handler) Wake(ctx context.Context, sessionID, parkID string) (Result, e
 	if err != nil {
 		return res, fmt.Errorf("wake %s: %w", sessionID, err)
 	}
-	out, skipped, err := eng.Wake(ctx, sessionID, parkID)
+	var skipped *session.WakeSkipped
+	out, err := h.run.Run(ctx, continuation.Options{}, func(ctx context.Context) (*session.Outcome, error) {
+		out, s, err := eng.Wake(ctx, sessionID, parkID)
+		skipped = s
+		return out, err
+	})
 	if err != nil {
 		h.log.WarnContext(ctx, "wake failed; it will be retried", "sessionId", sessionID, "parkId", parkID, "error", err.Error())
 		return res, err

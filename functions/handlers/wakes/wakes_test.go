@@ -52,7 +52,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	c := &clock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
 	engines := handlertest.Engines(t, map[string]string{"workflows/courier/workflow.yaml": courier}, script, c.Now)
-	return &fixture{h: New(engines, nil, c.Now), engines: engines, clock: c}
+	return &fixture{h: New(engines, nil, nil, c.Now), engines: engines, clock: c}
 }
 
 func (f *fixture) park(t *testing.T, id string) string {
@@ -70,7 +70,9 @@ func (f *fixture) park(t *testing.T, id string) string {
 
 func (f *fixture) handle(t *testing.T, event string) (Result, error) {
 	t.Helper()
-	return f.h.Handle(context.Background(), json.RawMessage(event))
+	out, err := f.h.Handle(context.Background(), json.RawMessage(event))
+	res, _ := out.(Result)
+	return res, err
 }
 
 // DESIGN §5: the Scheduler's {sessionId, parkId} wakes that park when due; an early, a

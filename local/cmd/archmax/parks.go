@@ -9,7 +9,6 @@ import (
 
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
-	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 	"github.com/archmax-ai/archmax/local/runner"
 )
 
@@ -112,7 +111,7 @@ func sessionEngine(ctx context.Context, env *runner.Env, sessionID string) (*ses
 	if err != nil {
 		return nil, "", err
 	}
-	eng, _, err := httpapi.SessionEngine(ctx, engines, sessionID)
+	eng, _, err := session.EngineOf(ctx, engines, sessionID)
 	if err != nil {
 		return nil, "", err
 	}

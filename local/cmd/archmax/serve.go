@@ -13,6 +13,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/scheduler/local"
 	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 	"github.com/archmax-ai/archmax/functions/handlers/wakes"
 	"github.com/archmax-ai/archmax/local/apigw"
@@ -22,7 +23,7 @@ import (
 type serveFlags struct {
 	workspace, store, modelScript, modelID, region, addr string
 	bedrock                                              bool
-	sweepEvery                                           time.Duration
+	sweepEvery, invocationTimeout, modelTimeout          time.Duration
 }
 
 func newServeCommand() *cobra.Command {
@@ -39,12 +40,18 @@ handlers the Lambdas run (an emulated API Gateway HTTP API), over the local sess
   POST /v1/sessions/{sessionId}/deliveries                    {trigger, variables?, message?, files?, parkId?}
   GET  /v1/sessions, /v1/sessions/{sessionId}, …/messages?after=N, …/events?after=N
 
+A request answers 200 with the outcome when its turn settled, else 202 with kind "running" at once,
+or after 'Prefer: wait=N' seconds (N <= 25); the turn goes on in the background as the Lambdas'
+continuations do, and GET /v1/sessions/{sessionId} shows when it settled. A continuation
+runs at most --invocation-timeout, then hands the turn on to a fresh one.
+
 A park with a resumeAt (archmax_wait with 'until') is woken by an in-process timer at that
 time; at start the timers of every stored timed park are re-armed (an overdue one wakes at
 once), and a sweep every --sweep-every catches any wake that failed. Stop with Ctrl-C.`,
 		Example: `  archmax serve --workspace fixtures/access-desk \
     --model-script fixtures/access-desk/model-scripts/happy.model.yaml
-  curl -s localhost:8080/v1/workflows/access-request/sessions -d '{"message":"I need the east lab"}'`,
+  curl -s localhost:8080/v1/workflows/access-request/sessions -H 'Prefer: wait=10' \
+    -d '{"message":"I need the east lab"}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
@@ -54,6 +61,8 @@ once), and a sweep every --sweep-every catches any wake that failed. Stop with C
 				return usageError{errors.New("choose the model: --model-script FILE (offline) or --bedrock (Amazon Bedrock)")}
 			case f.sweepEvery < time.Second:
 				return usageError{errors.New("--sweep-every must be at least 1s")}
+			case f.modelTimeout <= 0 || f.invocationTimeout <= f.modelTimeout:
+				return usageError{errors.New("--invocation-timeout must be longer than --model-timeout, and both positive")}
 			}
 			ln, err := net.Listen("tcp", f.addr)
 			if err != nil {
@@ -61,7 +70,8 @@ once), and a sweep every --sweep-every catches any wake that failed. Stop with C
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			srv, err := newServer(cmd.Context(), runner.Options{Workspace: f.workspace, StoreDir: f.store,
-				ModelScript: f.modelScript, Bedrock: f.bedrock, ModelID: f.modelID, Region: f.region}, log)
+				ModelScript: f.modelScript, Bedrock: f.bedrock, ModelID: f.modelID, Region: f.region},
+				continuation.Budget{ModelTimeout: f.modelTimeout}, f.invocationTimeout, log)
 			if err != nil {
 				ln.Close()
 				return err
@@ -80,6 +90,8 @@ once), and a sweep every --sweep-every catches any wake that failed. Stop with C
 	fl.StringVar(&f.region, "region", "", "AWS region for --bedrock (else AWS_REGION)")
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	fl.DurationVar(&f.sweepEvery, "sweep-every", time.Minute, "how often overdue parks are swept")
+	fl.DurationVar(&f.invocationTimeout, "invocation-timeout", 15*time.Minute, "how long one continuation may run (Lambda's timeout) before it hands the turn on")
+	fl.DurationVar(&f.modelTimeout, "model-timeout", continuation.DefaultModelTimeout, "time kept free for one model call before an invocation's end (ARCHMAX_MODEL_TIMEOUT)")
 	return cmd
 }
 
@@ -90,13 +102,15 @@ type server struct {
 	env     *runner.Env
 	engines *session.Engines
 	loop    *local.Loop
+	async   *continuation.InProcess
 	wakes   *wakes.Handler
 	http    http.Handler
 	log     *slog.Logger
 }
 
-// newServer assembles the local environment (log nil discards); Close releases it.
-func newServer(ctx context.Context, opts runner.Options, log *slog.Logger) (*server, error) {
+// newServer assembles the local environment (log nil discards); continuations run in
+// process, each for at most invocation. Close releases it.
+func newServer(ctx context.Context, opts runner.Options, budget continuation.Budget, invocation time.Duration, log *slog.Logger) (*server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -113,8 +127,11 @@ func newServer(ctx context.Context, opts runner.Options, log *slog.Logger) (*ser
 		s.Close()
 		return nil, err
 	}
-	s.wakes = wakes.New(s.engines, log, nil)
-	s.http = apigw.Handler(httpapi.New(s.engines, log).Handle, log)
+	s.async = &continuation.InProcess{Timeout: invocation, Log: log}
+	run := continuation.NewRunner(s.engines, s.async, budget, log)
+	s.async.Bind(run)
+	s.wakes = wakes.New(s.engines, run, log, nil)
+	s.http = apigw.Handler(httpapi.New(s.engines, run, log).Handle, log)
 	return s, nil
 }
 
@@ -151,16 +168,8 @@ func (s *server) rearm(ctx context.Context) error {
 	return nil
 }
 
-// sweep wakes every overdue park (the same body as the wake function's sweep).
-func (s *server) sweep(ctx context.Context) {
-	res, err := s.engines.Sweep(ctx, time.Now(), wakes.SweepLimit)
-	if res.Due > 0 {
-		s.log.Info("sweep", "due", res.Due, "woken", res.Woken, "skipped", res.Skipped, "failed", res.Failed)
-	}
-	if err != nil {
-		s.log.Warn("sweep incomplete; the next sweep retries", "error", err.Error())
-	}
-}
+// sweep wakes every overdue park (the wake function's sweep).
+func (s *server) sweep(ctx context.Context) { s.wakes.Sweep(ctx) }
 
 // Serve answers HTTP on ln and sweeps every sweepEvery until ctx ends, then shuts down
 // gracefully (in-flight turns get 10 s to finish).

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 	"github.com/archmax-ai/archmax/local/runner"
 )
 
@@ -81,9 +82,24 @@ agent:
 	return dir, filepath.Join(dir, "serve.model.yaml")
 }
 
+// post sends a request that waits for its outcome (Prefer: wait=20).
 func post(t *testing.T, base, path, body string) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+	return postWith(t, base, path, body, "wait=20")
+}
+
+// postWith sends a request with the Prefer header prefer ("" = none).
+func postWith(t *testing.T, base, path, body, prefer string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if prefer != "" {
+		req.Header.Set("Prefer", prefer)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +116,7 @@ func post(t *testing.T, base, path, body string) (int, map[string]any) {
 // woken by the in-process timer; a human park is decided through the decision route.
 func TestServeWakesTimedParksAndTakesDecisions(t *testing.T) {
 	workspace, script := serveWorkspace(t, time.Now().Add(1500*time.Millisecond))
-	srv, err := newServer(context.Background(), runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}, slog.New(slog.DiscardHandler))
+	srv, err := newServer(context.Background(), runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}, continuation.Budget{}, 15*time.Minute, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +182,7 @@ func TestServeSweepsParksOfAnEarlierProcess(t *testing.T) {
 	workspace, script := serveWorkspace(t, time.Now().Add(300*time.Millisecond))
 	store := t.TempDir()
 	opts := runner.Options{Workspace: workspace, StoreDir: store, ModelScript: script}
-	first, err := newServer(context.Background(), opts, nil)
+	first, err := newServer(context.Background(), opts, continuation.Budget{}, 15*time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +197,7 @@ func TestServeSweepsParksOfAnEarlierProcess(t *testing.T) {
 	time.Sleep(400 * time.Millisecond)
 
 	// a new process: the model script restarts, so its next answer is the first entry's
-	second, err := newServer(context.Background(), opts, slog.New(slog.DiscardHandler))
+	second, err := newServer(context.Background(), opts, continuation.Budget{}, 15*time.Minute, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +214,7 @@ func TestServeRearmsTimersOfAnEarlierProcess(t *testing.T) {
 	resumeAt := time.Now().Add(1200 * time.Millisecond)
 	workspace, script := serveWorkspace(t, resumeAt)
 	opts := runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}
-	first, err := newServer(context.Background(), opts, nil)
+	first, err := newServer(context.Background(), opts, continuation.Budget{}, 15*time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +227,7 @@ func TestServeRearmsTimersOfAnEarlierProcess(t *testing.T) {
 	}
 	first.Close()
 
-	second, err := newServer(context.Background(), opts, nil)
+	second, err := newServer(context.Background(), opts, continuation.Budget{}, 15*time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +254,7 @@ func TestServeRearmsTimersOfAnEarlierProcess(t *testing.T) {
 // parking call still holds the session: the busy wake is re-armed.
 func TestServeWakesAParkDueAtOnce(t *testing.T) {
 	workspace, script := serveWorkspace(t, time.Now().Add(-time.Hour))
-	srv, err := newServer(context.Background(), runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}, nil)
+	srv, err := newServer(context.Background(), runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}, continuation.Budget{}, 15*time.Minute, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,247 @@
+// Package continuation carries a turn past the end of the invocation that started it
+// (DESIGN.md §4, spec 02 §13): API Gateway answers within ~29 s and Lambda stops at its
+// timeout, while a turn may need many model calls.
+//
+// Every writing entry point (the turn, decide, deliver and wake functions, HTTP or event)
+// runs its engine call through Runner.Run. Run gives the call a step deadline — the
+// invocation's deadline minus one model call's timeout and a margin, or sooner for an HTTP
+// request that answers early — and the engine stops between two committed steps once it
+// passes, leaving the session interrupted. Run then starts a continuation: an asynchronous
+// invocation of the same function (Lambda Invoke, InvocationType Event) whose payload is an
+// Event naming the session and turn. Runner.Handle serves that payload with
+// session.Engine.Continue, which resumes from the last commit and may hand on again, as
+// many times as the turn needs.
+//
+// Duplicates have no second effect: Continue skips a turn that has settled or been
+// replaced, and a continuation that finds the session held by a live writer fails so that
+// Lambda's asynchronous retries (about 1 and 3 minutes later) try again once the writer is
+// gone — including a writer that crashed, whose lease expires (session.DefaultLeaseTTL).
+package continuation
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/spec"
+)
+
+// Defaults of Budget.
+const (
+	// DefaultModelTimeout bounds one model call, its retries included: 4 minutes.
+	DefaultModelTimeout = 4 * time.Minute
+	// DefaultMargin is kept beyond one model call for the step's tools and commit: 20 s.
+	DefaultMargin = 20 * time.Second
+	// CommitMargin is the time before an invocation's hard deadline at which a step still
+	// running is cancelled, so the engine commits what ran and releases the lease: 3 s.
+	CommitMargin = 3 * time.Second
+	// StartTimeout bounds starting one continuation (the Invoke call): 10 s.
+	StartTimeout = 10 * time.Second
+)
+
+// Budget is what an invocation keeps free before its deadline: no step starts once the
+// remaining time is below ModelTimeout + Margin.
+type Budget struct {
+	ModelTimeout time.Duration // one model call's bound (default DefaultModelTimeout)
+	Margin       time.Duration // tools, commit and hand-off (default DefaultMargin)
+}
+
+// Ref names the turn a continuation carries on.
+type Ref struct {
+	SessionID string `json:"sessionId"`
+	TurnID    string `json:"turnId"`
+}
+
+// Event is a continuation invocation's payload:
+//
+//	{"archmaxContinue": {"sessionId": "…", "turnId": "…"}}
+type Event struct {
+	Continue *Ref `json:"archmaxContinue"`
+}
+
+// Parse reports whether raw is a continuation Event and returns its Ref. A JSON object
+// with the key but without both ids is an *EventError.
+func Parse(raw json.RawMessage) (Ref, bool, error) {
+	var ev Event
+	if json.Unmarshal(raw, &ev) != nil || ev.Continue == nil {
+		return Ref{}, false, nil
+	}
+	if ev.Continue.SessionID == "" || ev.Continue.TurnID == "" {
+		return Ref{}, true, &EventError{Reason: "a continuation names its sessionId and turnId"}
+	}
+	return *ev.Continue, true, nil
+}
+
+// EventError is a continuation event no retry can help.
+type EventError struct{ Reason string }
+
+func (e *EventError) Error() string { return "continue: " + e.Reason }
+
+// Starter starts a continuation asynchronously; nil means it was accepted (it runs later,
+// at least once). Implementations: LambdaStarter (AWS), *InProcess (archmax serve, tests).
+type Starter interface {
+	Start(ctx context.Context, ref Ref) error
+}
+
+// Engines is what a Runner needs of the assembly (*session.Engines implements it).
+type Engines = session.SessionEngines
+
+// Runner runs engine calls under an invocation's deadline and serves continuations. Safe
+// for concurrent use. A Runner without a Starter runs every call to its end (no step
+// deadline): the synchronous mode of a host that cannot start a continuation.
+type Runner struct {
+	engines Engines
+	starter Starter
+	budget  Budget
+	log     *slog.Logger
+	clock   func() time.Time
+}
+
+// NewRunner returns a Runner; starter may be nil (synchronous), log nil (discarded), and
+// zero Budget fields take their defaults.
+func NewRunner(engines Engines, starter Starter, budget Budget, log *slog.Logger) *Runner {
+	if budget.ModelTimeout <= 0 {
+		budget.ModelTimeout = DefaultModelTimeout
+	}
+	if budget.Margin <= 0 {
+		budget.Margin = DefaultMargin
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{engines: engines, starter: starter, budget: budget, log: log, clock: time.Now}
+}
+
+// Async reports whether the Runner can start continuations (it has a Starter).
+func (r *Runner) Async() bool { return r != nil && r.starter != nil }
+
+// Options bound one Run beyond the invocation's own deadline.
+type Options struct {
+	// YieldBy: start no step after this instant (an HTTP request answering 202 in time);
+	// zero = only the invocation's budget.
+	YieldBy time.Time
+	// CutBy: cancel a step still running at this instant minus CommitMargin (API Gateway's
+	// limit for a request); zero = only the invocation's deadline.
+	CutBy time.Time
+}
+
+// ContinuationStartError: the turn stopped at its deadline with every step committed, but
+// its continuation could not be started. The session is interrupted; its next call
+// continues from State (spec 02 §13). HTTP 503.
+type ContinuationStartError struct {
+	SessionID, TurnID, State string
+	Cause                    error
+}
+
+func (e *ContinuationStartError) Error() string {
+	return fmt.Sprintf("Turn '%s' of session '%s' stopped at the invocation's deadline in state '%s' and could not be continued (%v); the session is interrupted and its next message continues from there.",
+		e.TurnID, e.SessionID, e.State, e.Cause)
+}
+func (e *ContinuationStartError) Unwrap() error { return e.Cause }
+
+// Name returns the error name.
+func (e *ContinuationStartError) Name() string { return "ContinuationStartError" }
+
+// Run runs one engine call (Send, Decide, Deliver, Wake, Continue) within this invocation:
+// the call gets a step deadline (session.WithStepDeadline) of the invocation's deadline
+// minus Budget, or opts.YieldBy if sooner, and is cancelled CommitMargin before the
+// invocation's deadline or opts.CutBy. A call that stops at either — an Outcome of kind
+// running, or an interrupted *session.TurnAbortedError — is handed to a continuation and
+// answered as kind running. Errors: the call's own, or *ContinuationStartError.
+//
+// Without a Starter the call runs unbounded by steps (only the hard cut applies).
+func (r *Runner) Run(ctx context.Context, opts Options, call func(context.Context) (*session.Outcome, error)) (*session.Outcome, error) {
+	cut, hasCut := ctx.Deadline()
+	if !opts.CutBy.IsZero() && (!hasCut || opts.CutBy.Before(cut)) {
+		cut, hasCut = opts.CutBy, true
+	}
+	work := ctx
+	if hasCut {
+		var cancel context.CancelFunc
+		work, cancel = context.WithDeadline(ctx, cut.Add(-CommitMargin))
+		defer cancel()
+	}
+	if r.Async() {
+		var yield time.Time
+		if d, ok := ctx.Deadline(); ok {
+			yield = d.Add(-(r.budget.ModelTimeout + r.budget.Margin))
+		}
+		if !opts.YieldBy.IsZero() && (yield.IsZero() || opts.YieldBy.Before(yield)) {
+			yield = opts.YieldBy
+		}
+		work = session.WithStepDeadline(work, yield)
+	}
+	out, err := call(work)
+	var ta *session.TurnAbortedError
+	if r.Async() && errors.As(err, &ta) && ta.Interrupted && ctx.Err() == nil {
+		out, err = &session.Outcome{SessionID: ta.SessionID, TurnID: ta.TurnID, Kind: session.KindRunning,
+			Status: session.StatusRunning, State: ta.State}, nil
+	}
+	if err != nil || out == nil || out.Kind != session.KindRunning || !r.Async() {
+		return out, err
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StartTimeout)
+	defer cancel()
+	ref := Ref{SessionID: out.SessionID, TurnID: out.TurnID}
+	if err := r.starter.Start(sctx, ref); err != nil {
+		r.log.ErrorContext(ctx, "continuation not started; the session stays interrupted", "sessionId", ref.SessionID, "turnId", ref.TurnID, "error", err.Error())
+		return nil, &ContinuationStartError{SessionID: ref.SessionID, TurnID: ref.TurnID, State: out.State, Cause: err}
+	}
+	r.log.InfoContext(ctx, "turn handed to a continuation", "sessionId", ref.SessionID, "turnId", ref.TurnID, "state", out.State)
+	return out, nil
+}
+
+// Result is a continuation's answer (also its log line).
+type Result struct {
+	Action    string              `json:"action"` // "continue"
+	SessionID string              `json:"sessionId"`
+	TurnID    string              `json:"turnId"`
+	Outcome   session.OutcomeKind `json:"outcome,omitempty"` // running: handed on again
+	Skipped   string              `json:"skipped,omitempty"`
+}
+
+// Handle serves a continuation Event: Engine.Continue of the turn under Run, so it hands
+// on again if it runs out of time. A settled, replaced or deleted turn is a skip (nil
+// error: a duplicate has no effect). Errors — returned so the platform retries the
+// invocation: *session.SessionNotResumableError while another writer holds the session,
+// model and store errors; *EventError for a malformed ref (not worth retrying, but
+// reported).
+func (r *Runner) Handle(ctx context.Context, ref Ref) (Result, error) {
+	res := Result{Action: "continue", SessionID: ref.SessionID, TurnID: ref.TurnID}
+	if _, err := spec.CheckSessionID(ref.SessionID); err != nil {
+		return res, &EventError{Reason: err.Error()}
+	}
+	id := ref.SessionID
+	var skipped *session.ContinueSkipped
+	out, err := r.Run(ctx, Options{}, func(work context.Context) (*session.Outcome, error) {
+		eng, _, err := session.EngineOf(work, r.engines, id)
+		if err != nil {
+			return nil, err
+		}
+		out, s, err := eng.Continue(work, id, ref.TurnID)
+		skipped = s
+		return out, err
+	})
+	var gone *session.SessionNotFoundError
+	switch {
+	case errors.As(err, &gone):
+		res.Skipped = "the session no longer exists"
+	case err != nil:
+		r.log.WarnContext(ctx, "continuation failed; the platform retries it", "sessionId", id, "turnId", ref.TurnID, "error", err.Error())
+		return res, err
+	case skipped != nil:
+		res.Skipped = skipped.Reason
+	default:
+		res.Outcome = out.Kind
+	}
+	if res.Skipped != "" {
+		r.log.InfoContext(ctx, "continuation skipped", "sessionId", id, "turnId", ref.TurnID, "reason", res.Skipped)
+	} else {
+		r.log.InfoContext(ctx, "continuation ran", "sessionId", id, "turnId", ref.TurnID, "outcome", string(res.Outcome))
+	}
+	return res, nil
+}
