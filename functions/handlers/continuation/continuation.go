@@ -36,9 +36,9 @@ const (
 	DefaultModelTimeout = 4 * time.Minute
 	// DefaultMargin is kept beyond one model call for the step's tools and commit: 20 s.
 	DefaultMargin = 20 * time.Second
-	// CommitMargin is the time before an invocation's hard deadline at which a step still
+	// DefaultCommit is the time before an invocation's hard deadline at which a step still
 	// running is cancelled, so the engine commits what ran and releases the lease: 3 s.
-	CommitMargin = 3 * time.Second
+	DefaultCommit = 3 * time.Second
 	// StartTimeout bounds starting one continuation (the Invoke call): 10 s.
 	StartTimeout = 10 * time.Second
 )
@@ -48,6 +48,9 @@ const (
 type Budget struct {
 	ModelTimeout time.Duration // one model call's bound (default DefaultModelTimeout)
 	Margin       time.Duration // tools, commit and hand-off (default DefaultMargin)
+	// Commit is kept after the hard cut of a step still running, for the engine's last
+	// commit, the lease release and the answer (default DefaultCommit).
+	Commit time.Duration
 }
 
 // Ref names the turn a continuation carries on.
@@ -110,6 +113,9 @@ func NewRunner(engines Engines, starter Starter, budget Budget, log *slog.Logger
 	if budget.Margin <= 0 {
 		budget.Margin = DefaultMargin
 	}
+	if budget.Commit <= 0 {
+		budget.Commit = DefaultCommit
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -124,7 +130,7 @@ type Options struct {
 	// YieldBy: start no step after this instant (an HTTP request answering 202 in time);
 	// zero = only the invocation's budget.
 	YieldBy time.Time
-	// CutBy: cancel a step still running at this instant minus CommitMargin (API Gateway's
+	// CutBy: cancel a step still running at this instant minus Budget.Commit (API Gateway's
 	// limit for a request); zero = only the invocation's deadline.
 	CutBy time.Time
 }
@@ -148,7 +154,7 @@ func (e *ContinuationStartError) Name() string { return "ContinuationStartError"
 
 // Run runs one engine call (Send, Decide, Deliver, Wake, Continue) within this invocation:
 // the call gets a step deadline (session.WithStepDeadline) of the invocation's deadline
-// minus Budget, or opts.YieldBy if sooner, and is cancelled CommitMargin before the
+// minus Budget, or opts.YieldBy if sooner, and is cancelled Budget.Commit before the
 // invocation's deadline or opts.CutBy. A call that stops at either — an Outcome of kind
 // running, or an interrupted *session.TurnAbortedError — is handed to a continuation and
 // answered as kind running. Errors: the call's own, or *ContinuationStartError.
@@ -162,7 +168,7 @@ func (r *Runner) Run(ctx context.Context, opts Options, call func(context.Contex
 	work := ctx
 	if hasCut {
 		var cancel context.CancelFunc
-		work, cancel = context.WithDeadline(ctx, cut.Add(-CommitMargin))
+		work, cancel = context.WithDeadline(ctx, cut.Add(-r.budget.Commit))
 		defer cancel()
 	}
 	if r.Async() {
