@@ -37,7 +37,9 @@ const sweepLookahead = 4
 // listing's, or every failed wake joined.
 func Sweep(ctx context.Context, log store.Log, engineFor func(ctx context.Context, workflow string) (*Engine, error), now time.Time, limit int, run RunFunc) (SweepResult, error) {
 	if run == nil {
-		run = func(ctx context.Context, call func(context.Context) (*Outcome, error)) (*Outcome, error) { return call(ctx) }
+		run = func(ctx context.Context, call func(context.Context) (*Outcome, error)) (*Outcome, error) {
+			return call(ctx)
+		}
 	}
 	if limit <= 0 {
 		limit = store.DefaultLimit

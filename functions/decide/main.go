@@ -29,5 +29,7 @@ func main() {
 	}
 	h := httpapi.New(a.Engines, a.Runner, log)
 	// API Gateway requests, and the function's own continuation events
-	lambda.Start(func(ctx context.Context, raw json.RawMessage) (any, error) { return h.HandleOrEvent(ctx, raw, "decide", nil) })
+	lambda.Start(func(ctx context.Context, raw json.RawMessage) (any, error) {
+		return h.HandleOrEvent(ctx, raw, "decide", nil)
+	})
 }
