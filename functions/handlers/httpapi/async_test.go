@@ -1,0 +1,204 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/functions/handlers/continuation"
+)
+
+// starts records the continuations the handler asks for; err refuses them.
+type starts struct {
+	mu   sync.Mutex
+	refs []continuation.Ref
+	err  error
+}
+
+func (s *starts) Start(_ context.Context, ref continuation.Ref) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	s.refs = append(s.refs, ref)
+	return nil
+}
+
+func (s *starts) taken() []continuation.Ref {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]continuation.Ref(nil), s.refs...)
+}
+
+// newAsyncFixture is the greeter handler with a Runner that starts continuations through s.
+func newAsyncFixture(t *testing.T, s *starts) (*Handler, *engines) {
+	t.Helper()
+	_, e := newFixture(t)
+	return New(e, continuation.NewRunner(e, s, continuation.Budget{}, nil), nil), e
+}
+
+func decodeSummary(t *testing.T, body string) session.OutcomeSummary {
+	t.Helper()
+	var sum session.OutcomeSummary
+	if err := json.Unmarshal([]byte(body), &sum); err != nil {
+		t.Fatalf("not an outcome summary: %s", body)
+	}
+	return sum
+}
+
+// DESIGN.md §1: without Prefer the answer is 202 as soon as the turn's opening is committed,
+// with kind running, the turn id and the summary's Location; the continuation finishes the
+// turn, and the summary route shows that turn settled.
+func TestStartAnswers202AndContinues(t *testing.T) {
+	s := &starts{}
+	h, e := newAsyncFixture(t, s)
+	resp, _ := h.Handle(context.Background(), start("greeter", `{"message":"hello"}`))
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("start = %d %s, want 202", resp.StatusCode, resp.Body)
+	}
+	sum := decodeSummary(t, resp.Body)
+	if sum.Kind != session.KindRunning || sum.Status != session.StatusRunning || sum.TurnID == "" || sum.State != "greet" {
+		t.Fatalf("202 body = %+v", sum)
+	}
+	if loc := resp.Headers["Location"]; loc != "/v1/sessions/"+sum.SessionID {
+		t.Errorf("Location = %q", loc)
+	}
+	if e.model.calls.Load() != 0 {
+		t.Errorf("the model ran %d times before the 202", e.model.calls.Load())
+	}
+	refs := s.taken()
+	if len(refs) != 1 || refs[0] != (continuation.Ref{SessionID: sum.SessionID, TurnID: sum.TurnID}) {
+		t.Fatalf("continuations started = %+v", refs)
+	}
+	// the continuation invocation: the function's own event, served through HandleOrEvent
+	raw, _ := json.Marshal(continuation.Event{Continue: &refs[0]})
+	res, err := h.HandleOrEvent(context.Background(), raw, "turn", nil)
+	if err != nil || res.(continuation.Result).Outcome != session.KindCompleted {
+		t.Fatalf("continuation = %+v, %v", res, err)
+	}
+	got, _ := h.Handle(context.Background(), request("$default", "GET", "/v1/sessions/"+sum.SessionID, ""))
+	var read session.SessionSummary
+	_ = json.Unmarshal([]byte(got.Body), &read)
+	if read.Status != session.StatusCompleted || read.TurnID != sum.TurnID || read.Interrupted {
+		t.Errorf("summary after the continuation = %+v", read)
+	}
+}
+
+// `Prefer: wait=N` answers 200 with the settled outcome when the work finishes in time; a
+// refusal is answered synchronously whatever the preference.
+func TestPreferWaitAnswersTheOutcome(t *testing.T) {
+	s := &starts{}
+	h, _ := newAsyncFixture(t, s)
+	req := start("greeter", `{"message":"hello"}`)
+	req.Headers["prefer"] = "respond-async, wait=5"
+	resp, _ := h.Handle(context.Background(), req)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("start with wait = %d %s", resp.StatusCode, resp.Body)
+	}
+	if sum := decodeSummary(t, resp.Body); sum.Kind != session.KindCompleted || sum.TurnID == "" || sum.Reply != "Hello." {
+		t.Errorf("outcome = %+v", sum)
+	}
+	if len(s.taken()) != 0 {
+		t.Errorf("a settled turn started continuations: %v", s.taken())
+	}
+	bad, _ := h.Handle(context.Background(), start("nope", `{"message":"hello"}`))
+	if bad.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown workflow = %d, want 404 at once", bad.StatusCode)
+	}
+}
+
+// An Idempotency-Key repeat of an accepted request replays the 202 with the same turn and
+// starts nothing more.
+func TestIdempotencyKeyReplaysThe202(t *testing.T) {
+	s := &starts{}
+	h, e := newAsyncFixture(t, s)
+	req := start("greeter", `{"message":"hello"}`)
+	req.Headers["idempotency-key"] = "k-202"
+	first, _ := h.Handle(context.Background(), req)
+	again, _ := h.Handle(context.Background(), req)
+	if first.StatusCode != http.StatusAccepted || again.StatusCode != http.StatusAccepted || again.Body != first.Body ||
+		again.Headers["Idempotent-Replayed"] != "true" {
+		t.Fatalf("first %d %s; repeat %d %s %v", first.StatusCode, first.Body, again.StatusCode, again.Body, again.Headers)
+	}
+	if n := len(s.taken()); n != 1 {
+		t.Errorf("continuations started = %d, want 1", n)
+	}
+	if heads, _, _ := e.log.List(context.Background(), store.ListOptions{}); len(heads) != 1 {
+		t.Errorf("sessions = %d, want 1", len(heads))
+	}
+}
+
+// A continuation that cannot be started answers 503 ContinuationStartError naming the turn.
+func TestContinuationStartFailureIs503(t *testing.T) {
+	h, _ := newAsyncFixture(t, &starts{err: errors.New("TooManyRequestsException")})
+	resp, _ := h.Handle(context.Background(), start("greeter", `{"message":"hello"}`))
+	var body ErrorBody
+	_ = json.Unmarshal([]byte(resp.Body), &body)
+	if resp.StatusCode != http.StatusServiceUnavailable || body.Error.Code != "ContinuationStartError" || body.Error.Details["turnId"] == "" {
+		t.Fatalf("answer = %d %s", resp.StatusCode, resp.Body)
+	}
+}
+
+// RFC 7240 wait: read among other preferences, capped at MaxWait; anything unreadable is 0.
+func TestPreferWait(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"":                      0,
+		"wait=10":               10 * time.Second,
+		"respond-async, wait=3": 3 * time.Second,
+		"Wait = 7":              7 * time.Second,
+		`wait="4"`:              4 * time.Second,
+		"wait=600":              MaxWait,
+		"wait=-1":               0,
+		"wait=soon":             0,
+		"respond-async":         0,
+		"handling=strict":       0,
+	} {
+		if got := preferWait(in); got != want {
+			t.Errorf("preferWait(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// The 202 answer conforms to the OpenAPI document.
+func TestRunningAnswerConformsToTheOpenAPIDocument(t *testing.T) {
+	doc := loadOpenAPI(t)
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := newAsyncFixture(t, &starts{})
+	body := `{"message":"hello"}`
+	hreq, _ := http.NewRequest("POST", "http://127.0.0.1:8080/v1/workflows/greeter/sessions", strings.NewReader(body))
+	hreq.Header.Set("Content-Type", "application/json")
+	rt, params, err := router.FindRoute(hreq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &openapi3filter.RequestValidationInput{Request: hreq, PathParams: params, Route: rt}
+	resp, _ := h.Handle(context.Background(), start("greeter", body))
+	header := http.Header{}
+	for k, v := range resp.Headers {
+		header.Set(k, v)
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode, Header: header,
+		Body: io.NopCloser(bytes.NewReader([]byte(resp.Body)))}
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		t.Errorf("202 does not conform: %v\n%s", err, resp.Body)
+	}
+}
