@@ -49,7 +49,7 @@ type Budget struct {
 	ModelTimeout time.Duration // one model call's bound (default DefaultModelTimeout)
 	Margin       time.Duration // tools, commit and hand-off (default DefaultMargin)
 	// Commit is kept after the hard cut of a step still running, for the engine's last
-	// commit, the lease release and the answer (default DefaultCommit).
+	// commit, the lease release and the answer (default DefaultCommit, at most Margin).
 	Commit time.Duration
 }
 
@@ -114,7 +114,7 @@ func NewRunner(engines Engines, starter Starter, budget Budget, log *slog.Logger
 		budget.Margin = DefaultMargin
 	}
 	if budget.Commit <= 0 {
-		budget.Commit = DefaultCommit
+		budget.Commit = min(DefaultCommit, budget.Margin)
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/transcript"
+	"github.com/archmax-ai/archmax/functions/handlers/assembly"
+	"github.com/archmax-ai/archmax/functions/handlers/continuation"
+	"github.com/archmax-ai/archmax/functions/handlers/starts"
+	"github.com/archmax-ai/archmax/local/lambdafake"
+)
+
+const turnFunction = "archmax-turn"
+
+// DESIGN.md §4 on the real protocols: the turn function answers a start 202 once the
+// opening is committed, then continues the turn by invoking itself asynchronously through
+// the Lambda API (local/lambdafake, 400 ms per invocation) while every model call takes
+// 60 ms; the turn completes across at least three invocations with every step committed to
+// DynamoDB exactly once. A duplicated continuation event is a no-op.
+func TestTurnContinuesAcrossLambdaInvocations(t *testing.T) {
+	s := newStack(t, "long.model.yaml")
+	var modelCalls atomic.Int64
+	s.onModelCall(func() { modelCalls.Add(1); time.Sleep(60 * time.Millisecond) })
+
+	const timeout = 400 * time.Millisecond
+	fake := lambdafake.New(lambdafake.WithTimeout(timeout), lambdafake.WithRetryDelays(100*time.Millisecond))
+	t.Cleanup(fake.Close)
+	lambdaAPI := httptest.NewServer(fake)
+	t.Cleanup(lambdaAPI.Close)
+	s.env[assembly.EnvLambdaEndpoint] = lambdaAPI.URL
+	s.env["AWS_LAMBDA_FUNCTION_NAME"] = turnFunction
+	s.env[assembly.EnvModelTimeout] = "100ms"
+	s.env[assembly.EnvContinueMargin] = "50ms"
+
+	// the turn function as its main builds it, serving API Gateway and its own events
+	a, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Runner.Async() {
+		t.Fatal("AWS_LAMBDA_FUNCTION_NAME did not give the assembly a continuation starter")
+	}
+	fn := starts.New(a.Engines, a.Runner, nil, nil)
+	fake.Register(turnFunction, func(ctx context.Context, payload []byte) ([]byte, error) {
+		out, err := fn.Handle(ctx, payload)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	})
+
+	// API Gateway's invocation of the function (the HTTP start), with Lambda's deadline
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	raw, _ := json.Marshal(startReq("parcel", `{"message":"work through the ten steps"}`))
+	out, err := fn.Handle(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, ok := out.(events.APIGatewayV2HTTPResponse)
+	if !ok {
+		t.Fatalf("the turn function answered an HTTP request with %T", out)
+	}
+	started := decodeAnswer(t, resp)
+	id, _ := started.body["sessionId"].(string)
+	turn, _ := started.body["turnId"].(string)
+	if started.status != http.StatusAccepted || started.body["kind"] != "running" || id == "" || turn == "" {
+		t.Fatalf("start = %d %v, want 202 running", started.status, started.body)
+	}
+
+	wait, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	if err := fake.Wait(wait); err != nil {
+		t.Fatalf("the continuations did not finish: %v", err)
+	}
+	sum := s.summary(t, id)
+	if sum.Status != session.StatusCompleted || sum.TurnID != turn || sum.Turn != 1 {
+		t.Fatalf("after the continuations: %s turn %q (#%d), want completed in %q", sum.Status, sum.TurnID, sum.Turn, turn)
+	}
+	invs := fake.Invocations()
+	for _, inv := range invs {
+		if inv.Type != lambdafake.Event || inv.Attempt != 1 || inv.Error != "" || inv.TimedOut {
+			t.Errorf("invocation %+v: want first-attempt async invocations that ended cleanly", inv)
+		}
+		ref, isCont, err := continuation.Parse(inv.Payload)
+		if !isCont || err != nil || ref != (continuation.Ref{SessionID: id, TurnID: turn}) {
+			t.Errorf("invocation payload %s is not this turn's continuation", inv.Payload)
+		}
+	}
+	total := 1 + len(invs)
+	t.Logf("the turn took %d invocations (1 HTTP + %d continuations)", total, len(invs))
+	if total < 3 {
+		t.Errorf("the turn took %d invocations, want at least 3", total)
+	}
+	if got := modelCalls.Load(); got != 11 {
+		t.Errorf("the model was called %d times, want 11 (each step once)", got)
+	}
+	msgs := s.messages(t, id, 0, 100)
+	checkSteps(t, msgs, 10)
+	if v := sum.Variables["step"].Value; v != float64(10) {
+		t.Errorf("step = %v, want 10", v)
+	}
+
+	// Lambda or a retry delivers one continuation again: nothing changes
+	lc := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(lambdaAPI.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	if _, err := lc.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String(turnFunction),
+		InvocationType: types.InvocationTypeEvent, Payload: invs[0].Payload}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.Wait(wait); err != nil {
+		t.Fatal(err)
+	}
+	after := fake.Invocations()
+	if len(after) != len(invs)+1 || after[len(after)-1].Error != "" {
+		t.Fatalf("the duplicate invocation: %+v", after[len(after)-1])
+	}
+	if got := modelCalls.Load(); got != 11 {
+		t.Errorf("the duplicate made %d more model calls", got-11)
+	}
+	if again := s.messages(t, id, 0, 100); len(again) != len(msgs) {
+		t.Errorf("the duplicate wrote %d messages", len(again)-len(msgs))
+	}
+	if h := s.head(t, id); h.Status != string(session.StatusCompleted) {
+		t.Errorf("after the duplicate the session is %s", h.Status)
+	}
+}
+
+// checkSteps asserts the transcript is the person's message, steps × (assistant with one
+// archmax_set_variables call, its tool result), then the closing answer — each step once.
+func checkSteps(t *testing.T, msgs []transcript.Message, steps int) {
+	t.Helper()
+	if len(msgs) != 2+2*steps {
+		t.Fatalf("stored %d messages, want %d", len(msgs), 2+2*steps)
+	}
+	seen := map[string]bool{}
+	for i, m := range msgs {
+		if seen[m.ID] {
+			t.Errorf("message %d (%s) stored twice", i, m.ID)
+		}
+		seen[m.ID] = true
+	}
+	for i := range steps {
+		a, r := msgs[1+2*i], msgs[2+2*i]
+		if a.Role != transcript.RoleAssistant || len(a.ToolCalls) != 1 || r.Role != transcript.RoleTool {
+			t.Fatalf("step %d stored as %s/%s", i+1, a.Role, r.Role)
+		}
+		vars, _ := a.ToolCalls[0].Args["variables"].(map[string]any)
+		if vars["step"] != float64(i+1) {
+			t.Errorf("step %d's call is %v", i+1, a.ToolCalls[0].Args)
+		}
+	}
+	if last := msgs[len(msgs)-1]; last.Text != "All ten steps are done." {
+		t.Errorf("last message = %q", last.Text)
+	}
+}
