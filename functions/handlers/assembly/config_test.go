@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
@@ -43,6 +44,14 @@ func TestConfigFromEnv(t *testing.T) {
 			EnvSchedulerRoleARN: "arn:aws:iam::1:role/sched", EnvSchedulerGroup: "archmax"}), Config{
 			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
 			WakeTargetARN: "arn:aws:lambda:eu-west-1:1:function:wake", SchedulerRoleARN: "arn:aws:iam::1:role/sched", SchedulerGroup: "archmax"}},
+		{"continuation: the function itself, with its time budget (DESIGN.md §4)", with(map[string]string{
+			"AWS_LAMBDA_FUNCTION_NAME": "archmax-turn", EnvModelTimeout: "90s", EnvContinueMargin: "15s"}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
+			ContinueFunction: "archmax-turn", ModelTimeout: 90 * time.Second, ContinueMargin: 15 * time.Second}},
+		{"an explicit continuation function wins", with(map[string]string{
+			"AWS_LAMBDA_FUNCTION_NAME": "archmax-turn", EnvContinueFunction: "arn:aws:lambda:eu-west-1:1:function:worker"}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
+			ContinueFunction: "arn:aws:lambda:eu-west-1:1:function:worker"}},
 		{"credentials are ignored without an endpoint", with(map[string]string{"AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s"}), Config{
 			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel]}},
 	}
@@ -72,6 +81,10 @@ func TestConfigFromEnvRefusesUnusableConfiguration(t *testing.T) {
 			EnvS3Endpoint: "http://127.0.0.1:9000"}, []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}, ""},
 		{"an endpoint must be a URL", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
 			EnvDynamoDBEndpoint: "127.0.0.1:8000", "AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "s"}, nil, EnvDynamoDBEndpoint},
+		{"a model timeout must be a positive duration", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
+			EnvModelTimeout: "90"}, nil, EnvModelTimeout},
+		{"a continue margin must be positive", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
+			EnvContinueMargin: "-5s"}, nil, EnvContinueMargin},
 		{"a wake target needs the scheduler role", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
 			EnvWakeTargetARN: "arn:aws:lambda:eu-west-1:1:function:wake"}, nil, EnvSchedulerRoleARN},
 	}

@@ -277,3 +277,50 @@ func TestServeWakesAParkDueAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// The asynchronous path of `archmax serve`: without Prefer a turn is answered 202 (kind
+// running, its turnId, a Location) once its opening is committed; it goes on in process, and
+// polling the Location shows the same turn settle.
+func TestServeAnswers202AndTheTurnSettles(t *testing.T) {
+	workspace, script := serveWorkspace(t, time.Now().Add(time.Hour))
+	srv, err := newServer(context.Background(), runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script},
+		continuation.Budget{}, 15*time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = srv.Serve(ctx, ln, time.Hour) }()
+	base := "http://" + ln.Addr().String()
+
+	status, body := postWith(t, base, "/v1/workflows/desk/sessions/a1/turns", `{"message":"file it"}`, "")
+	if status != http.StatusAccepted || body["kind"] != "running" || body["turnId"] == "" {
+		t.Fatalf("turn without Prefer: %d %v, want 202 running", status, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(base + "/v1/sessions/a1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&sum)
+		resp.Body.Close()
+		if sum["turnId"] != body["turnId"] {
+			t.Fatalf("the summary names turn %v, the 202 named %v", sum["turnId"], body["turnId"])
+		}
+		if sum["status"] != "running" { // settled: the shared script parks it awaiting input
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the turn did not settle: %v", sum)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	srv.async.Wait()
+}
