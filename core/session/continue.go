@@ -18,6 +18,12 @@ type turnMark struct {
 // newTurnID returns a fresh turn id: "t" + 16 lowercase base32 characters.
 func newTurnID() string { return "t" + newMessageID()[1:] }
 
+// StrandedAfter is how long a running session may go without a commit before the sweep
+// takes it for stranded — its writer crashed and every retry of its continuation was lost —
+// and continues it (plus one lease TTL, so a live writer's lease has lapsed): no invocation
+// runs longer than Lambda's 15 minutes, and every live one commits at least once in that time.
+const StrandedAfter = 15 * time.Minute
+
 type stepDeadlineKey struct{}
 
 // WithStepDeadline returns a context under which a call starts no new loop step at or
@@ -72,7 +78,8 @@ type ContinueSkipped struct{ Reason string }
 //
 // A turn that has settled, was replaced by a newer call, or a session that never ran is
 // not continued: the result is a *ContinueSkipped with the reason, so a duplicated or
-// retried continuation has no second effect. Errors: *SessionNotResumableError while
+// retried continuation has no second effect. An empty turnID continues whatever turn the
+// session is in (the sweep's recovery of a stranded session). Errors: *SessionNotResumableError while
 // another writer holds the session (retry later), *TurnAbortedError, *model.CallError and
 // store errors as for Send.
 func (e *Engine) Continue(ctx context.Context, id, turnID string) (*Outcome, *ContinueSkipped, error) {
@@ -81,7 +88,7 @@ func (e *Engine) Continue(ctx context.Context, id, turnID string) (*Outcome, *Co
 		switch {
 		case r.isNew:
 			skipped = &ContinueSkipped{Reason: "the session has not run"}
-		case r.turnID() != turnID:
+		case turnID != "" && r.turnID() != turnID:
 			skipped = &ContinueSkipped{Reason: fmt.Sprintf("turn '%s' is no longer the session's current turn (now '%s')", turnID, r.turnID())}
 		case r.rec.Status != StatusRunning:
 			skipped = &ContinueSkipped{Reason: fmt.Sprintf("turn '%s' has settled (status %s)", turnID, r.rec.Status)}
@@ -90,8 +97,11 @@ func (e *Engine) Continue(ctx context.Context, id, turnID string) (*Outcome, *Co
 			return nil, nil
 		}
 		r.continuing = true
-		r.steps = r.rec.CurrentTurn.Steps
-		r.disposition = r.rec.CurrentTurn.Disposition
+		if ct := r.rec.CurrentTurn; ct != nil {
+			r.steps, r.disposition = ct.Steps, ct.Disposition
+		} else { // a record from before turn ids: carry it on as a new turn
+			r.beginTurn()
+		}
 		s, err := r.loop()
 		if err != nil {
 			return nil, r.abandon(err)

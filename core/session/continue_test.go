@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/transcript"
 )
 
@@ -213,5 +214,40 @@ func TestTurnAbortedSaysWhetherInterrupted(t *testing.T) {
 	must(t, err)
 	if sum.Status != StatusAwaitingDecision || sum.Pending == nil {
 		t.Errorf("after a cancelled resume the session is %s, want still parked", sum.Status)
+	}
+}
+
+// DESIGN.md §4: a running session that commits nothing for StrandedAfter plus a lease (its
+// writer and every retry of its continuation lost) is found by the sweep and carried on; a
+// session still inside that window is left alone.
+func TestSweepContinuesStrandedSessions(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	h.cfg.Clock = func() time.Time { return now }
+	out, err := h.engine().Send(WithStepDeadline(context.Background(), now.Add(-time.Second)), "s1", SendInput{Message: "go"})
+	must(t, err)
+	if out.Kind != KindRunning {
+		t.Fatalf("setup: %s", out.Kind)
+	}
+	head, _ := h.log.Get(context.Background(), "s1")
+	if want := spec.FormatInstant(now.Add(StrandedAfter + DefaultLeaseTTL)); head.ParkDue != want {
+		t.Fatalf("a running head's due = %q, want %q", head.ParkDue, want)
+	}
+	engineFor := func(context.Context, string) (*Engine, error) { return h.engine(), nil }
+	res, err := Sweep(context.Background(), h.log, engineFor, now.Add(StrandedAfter), 10, nil)
+	if err != nil || res.Due != 0 {
+		t.Fatalf("sweep inside the window = %+v, %v", res, err)
+	}
+	h.script(says("Finished."))
+	res, err = Sweep(context.Background(), h.log, engineFor, now.Add(StrandedAfter+DefaultLeaseTTL), 10, nil)
+	if err != nil || res != (SweepResult{Due: 1, Continued: 1}) {
+		t.Fatalf("sweep of the stranded session = %+v, %v", res, err)
+	}
+	head, _ = h.log.Get(context.Background(), "s1")
+	if head.Status != string(StatusCompleted) || head.ParkDue != "" {
+		t.Errorf("after the sweep: %s due %q", head.Status, head.ParkDue)
+	}
+	if got := storedMessages(t, h, "s1"); len(got) != 2 || got[1].Text != "Finished." {
+		t.Errorf("transcript = %+v", got)
 	}
 }

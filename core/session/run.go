@@ -165,8 +165,13 @@ func (r *run) commit() error {
 	h.Trail += int64(len(r.pendingTrail))
 	h.Events += int64(len(r.pendingEvents))
 	h.ParkDue = ""
-	if p := r.rec.Park; p != nil && p.Input != nil && r.rec.Status == StatusAwaitingInput {
+	switch p := r.rec.Park; {
+	case p != nil && p.Input != nil && r.rec.Status == StatusAwaitingInput:
 		h.ParkDue = p.Input.ResumeAt
+	case r.rec.Status == StatusRunning:
+		// a running session that commits nothing more by then is stranded: the sweep
+		// continues it (DESIGN.md §4, the net behind the platform's own retries)
+		h.ParkDue = spec.FormatInstant(r.e.cfg.Clock().Add(StrandedAfter + r.e.cfg.LeaseTTL))
 	}
 	h.Lease = nil
 	c := &store.Commit{ExpectedVersion: r.head.Version, Head: h, Messages: r.pendingMsgs, Trail: r.pendingTrail, Events: r.pendingEvents}

@@ -19,6 +19,8 @@ type RunFunc func(ctx context.Context, call func(context.Context) (*Outcome, err
 // Failed wakes (their errors joined in Sweep's error; the next sweep retries them).
 type SweepResult struct {
 	Due, Woken, Skipped, Failed int
+	// Continued counts stranded running sessions carried on (see StrandedAfter).
+	Continued int
 }
 
 // sweepLookahead is how many due heads per wake a sweep reads, so failing parks at the head
@@ -27,7 +29,8 @@ const sweepLookahead = 4
 
 // Sweep wakes sessions whose timed park is overdue at now (DESIGN.md §5: the safety net
 // behind the scheduled wakes — a lost, failed or never-created schedule is caught by the
-// next sweep). It reads the due heads from log.ListDueParks, oldest due first, and wakes
+// next sweep), and continues running sessions stranded past StrandedAfter (DESIGN.md §4: the
+// net behind lost continuations). It reads the due heads from log.ListDueParks, oldest due first, and wakes
 // each one's live park through the engine engineFor returns for the head's workflow, until
 // limit sessions were woken or skipped; failed wakes do not count, and up to
 // sweepLookahead×limit heads are read, so parks that fail every time (a removed workflow)
@@ -51,7 +54,7 @@ func Sweep(ctx context.Context, log store.Log, engineFor func(ctx context.Contex
 	res := SweepResult{Due: len(heads)}
 	var errs []error
 	for _, h := range heads {
-		if res.Woken+res.Skipped == limit {
+		if res.Woken+res.Skipped+res.Continued == limit {
 			break
 		}
 		if ctx.Err() != nil {
@@ -60,14 +63,24 @@ func Sweep(ctx context.Context, log store.Log, engineFor func(ctx context.Contex
 		}
 		eng, err := engineFor(ctx, h.Workflow)
 		if err == nil {
-			var skipped *WakeSkipped
+			var skipped bool
+			stranded := Status(h.Status) == StatusRunning
 			_, err = run(ctx, func(ctx context.Context) (*Outcome, error) {
+				if stranded {
+					out, s, err := eng.Continue(ctx, h.SessionID, "")
+					skipped = s != nil
+					return out, err
+				}
 				out, s, err := eng.Wake(ctx, h.SessionID, "")
-				skipped = s
+				skipped = s != nil
 				return out, err
 			})
-			if err == nil && skipped != nil {
+			if err == nil && skipped {
 				res.Skipped++
+				continue
+			}
+			if err == nil && stranded {
+				res.Continued++
 				continue
 			}
 		}

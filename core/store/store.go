@@ -25,8 +25,10 @@ type Head struct {
 	Status    string `json:"status"`
 	CreatedAt string `json:"createdAt"` // ISO-8601 UTC, ms precision
 	UpdatedAt string `json:"updatedAt"` // ISO-8601 UTC, ms precision; the listing order
-	// ParkDue is the resumeAt (ISO-8601 UTC) of an input park with a scheduled wake; "" otherwise.
-	// Only heads with ParkDue set are returned by ListDueParks.
+	// ParkDue (ISO-8601 UTC) is when the session next needs the sweep: the resumeAt of an
+	// input park with a scheduled wake, or for a running session the instant it counts as
+	// stranded (session.StrandedAfter past its last commit); "" otherwise. Only heads with
+	// ParkDue set are returned by ListDueParks.
 	ParkDue string `json:"parkDue,omitempty"`
 	// Counters: how many items of each log are visible (items are numbered 0..n-1).
 	Messages int64 `json:"messages"`

@@ -114,7 +114,7 @@ func (h *Handler) Sweep(ctx context.Context) Result {
 		return h.run.Run(ctx, continuation.Options{YieldBy: time.Now()}, call)
 	})
 	if res.Due > 0 || err != nil {
-		h.log.InfoContext(ctx, "sweep", "due", res.Due, "woken", res.Woken, "skipped", res.Skipped, "failed", res.Failed)
+		h.log.InfoContext(ctx, "sweep", "due", res.Due, "woken", res.Woken, "continued", res.Continued, "skipped", res.Skipped, "failed", res.Failed)
 	}
 	if err != nil {
 		h.log.WarnContext(ctx, "sweep: some wakes failed; the next sweep retries them", "error", err.Error())
