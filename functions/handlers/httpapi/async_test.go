@@ -202,3 +202,27 @@ func TestRunningAnswerConformsToTheOpenAPIDocument(t *testing.T) {
 		t.Errorf("202 does not conform: %v\n%s", err, resp.Body)
 	}
 }
+
+// The read-only function serves the GET routes and refuses every write, writing nothing.
+func TestHandleReadRefusesWrites(t *testing.T) {
+	h, e := newFixture(t)
+	resp, _ := h.HandleRead(context.Background(), start("greeter", `{"message":"hello"}`))
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("a start on the read function = %d %s, want 405", resp.StatusCode, resp.Body)
+	}
+	resp, _ = h.HandleRead(context.Background(), request("$default", "POST", "/v1/sessions/x/decision", `{"to":"a"}`))
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("a decision on the read function = %d, want 405", resp.StatusCode)
+	}
+	resp, _ = h.HandleRead(context.Background(), request("$default", "GET", "/v2/elsewhere", ""))
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown path = %d, want 404", resp.StatusCode)
+	}
+	resp, _ = h.HandleRead(context.Background(), request("$default", "GET", "/v1/sessions", ""))
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the listing = %d %s", resp.StatusCode, resp.Body)
+	}
+	if heads, _, _ := e.log.List(context.Background(), store.ListOptions{}); len(heads) != 0 || e.model.calls.Load() != 0 {
+		t.Errorf("the read function wrote %d sessions and called the model %d times", len(heads), e.model.calls.Load())
+	}
+}

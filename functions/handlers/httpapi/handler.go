@@ -116,6 +116,20 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	return h.answer(ctx, req, serve), nil
 }
 
+// HandleRead answers only the read routes (the read-only sessions function): any other
+// request is 405 MethodNotAllowed when it is one of the mutating routes, else 404 NotFound,
+// and nothing is ever written.
+func (h *Handler) HandleRead(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	if _, ok := readRoute(req); ok {
+		return h.Handle(ctx, req)
+	}
+	if _, err := route(withMethod(req, http.MethodPost)); err == nil {
+		return h.failure(ctx, req, &requestError{code: CodeMethodNotAllowed,
+			message: "This function serves only the read routes (GET); send " + req.RequestContext.HTTP.Method + " " + req.RawPath + " to the API's write routes."}), nil
+	}
+	return h.failure(ctx, req, &requestError{code: CodeNotFound, message: "No route for " + req.RequestContext.HTTP.Method + " " + req.RawPath + "."}), nil
+}
+
 // answer runs do and renders its result (200; 202 for an outcome still running) or error.
 func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest, do func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
 	answer, err := do(ctx)
