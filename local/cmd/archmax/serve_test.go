@@ -115,20 +115,7 @@ func postWith(t *testing.T, base, path, body, prefer string) (int, map[string]an
 // `archmax serve`: the HTTP routes of the Lambdas over the local store; a timed park is
 // woken by the in-process timer; a human park is decided through the decision route.
 func TestServeWakesTimedParksAndTakesDecisions(t *testing.T) {
-	workspace, script := serveWorkspace(t, time.Now().Add(1500*time.Millisecond))
-	srv, err := newServer(context.Background(), runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}, continuation.Budget{}, 15*time.Minute, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln, time.Hour) }()
-	base := "http://" + ln.Addr().String()
+	srv, base, stop := serveOn(t, time.Now().Add(1500*time.Millisecond))
 
 	status, body := post(t, base, "/v1/workflows/courier/sessions/c1/turns", `{"message":"track parcel 7"}`)
 	if status != 200 || body["status"] != "awaiting_input" {
@@ -171,10 +158,31 @@ func TestServeWakesTimedParksAndTakesDecisions(t *testing.T) {
 		t.Errorf("messages read back: %d %+v %v", resp.StatusCode, page, err)
 	}
 	resp.Body.Close()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Errorf("Serve: %v", err)
 	}
+}
+
+// serveOn starts `archmax serve` on a free port over serveWorkspace(until) and a fresh
+// store; stop ends Serve and returns its error. The server closes with t.
+func serveOn(t *testing.T, until time.Time) (srv *server, base string, stop func() error) {
+	t.Helper()
+	workspace, script := serveWorkspace(t, until)
+	srv, err := newServer(context.Background(), runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script},
+		continuation.Budget{}, 15*time.Minute, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln, time.Hour) }()
+	t.Cleanup(cancel)
+	return srv, "http://" + ln.Addr().String(), func() error { cancel(); return <-done }
 }
 
 // A timer lost with its process is caught by the next server's sweep at start.
@@ -282,21 +290,7 @@ func TestServeWakesAParkDueAtOnce(t *testing.T) {
 // running, its turnId, a Location) once its opening is committed; it goes on in process, and
 // polling the Location shows the same turn settle.
 func TestServeAnswers202AndTheTurnSettles(t *testing.T) {
-	workspace, script := serveWorkspace(t, time.Now().Add(time.Hour))
-	srv, err := newServer(context.Background(), runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script},
-		continuation.Budget{}, 15*time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = srv.Serve(ctx, ln, time.Hour) }()
-	base := "http://" + ln.Addr().String()
+	srv, base, _ := serveOn(t, time.Now().Add(time.Hour))
 
 	status, body := postWith(t, base, "/v1/workflows/desk/sessions/a1/turns", `{"message":"file it"}`, "")
 	if status != http.StatusAccepted || body["kind"] != "running" || body["turnId"] == "" {
