@@ -301,7 +301,8 @@ func (e *Engine) keepLease(ctx context.Context, id, owner string) func() {
 
 // newRun loads the session's record, transcript and trail.
 func (e *Engine) newRun(ctx context.Context, id, owner string, head *store.Head, wf *workflowFiles) (*run, error) {
-	r := &run{e: e, ctx: ctx, id: id, owner: owner, head: head, wf: wf, sp: wf.spec, leasedAt: e.cfg.Clock(), knownBlobs: map[string]bool{}}
+	r := &run{e: e, ctx: ctx, id: id, owner: owner, head: head, wf: wf, sp: wf.spec, leasedAt: e.cfg.Clock(), knownBlobs: map[string]bool{},
+		startVersion: head.Version}
 	r.isNew = head.Version == 0
 	if r.isNew {
 		now := e.now()

@@ -47,10 +47,11 @@ func (e *EmptyMessageError) Error() string {
 func (e *EmptyMessageError) Name() string { return "EmptyMessageError" }
 
 // TurnAbortedError: the call's context was cancelled (spec 02 §13). Everything committed
-// before the cancellation stays. Interrupted reports that the turn had committed and left
-// the session running (interrupted): Continue(SessionID, TurnID) carries it on from State.
-// When false nothing of the call was kept (a refused call, or a resume before its first
-// commit: the park is still live) and only a retry of the call itself can help.
+// before the cancellation stays. Interrupted reports that this call committed and left the
+// session running (interrupted): Continue(SessionID, TurnID) carries it on from State. When
+// false this call kept nothing (a refused call; a resume before its first commit, whose park
+// is still live; a continuation cut inside its first step) and only a retry of the call
+// itself can help — handing it on again would repeat the same cut step forever.
 type TurnAbortedError struct {
 	SessionID   string
 	TurnID      string

@@ -58,8 +58,9 @@ type run struct {
 	resumeUncommitted bool
 	// continuing: the call is a Continue of an interrupted turn; callSteps counts the loop
 	// steps this invocation took (r.steps counts the whole turn's).
-	continuing bool
-	callSteps  int
+	continuing   bool
+	callSteps    int
+	startVersion int64 // the head version the call started from
 }
 
 // settlement is how the state loop ended.
@@ -350,7 +351,7 @@ func (r *run) abandon(err error) error {
 		var nr *SessionNotResumableError
 		if !errors.As(err, &nr) {
 			return &TurnAbortedError{SessionID: r.id, TurnID: r.turnID(), State: r.rec.State, Cause: err,
-				Interrupted: !r.resumeUncommitted && r.head.Version > 0 && Status(r.head.Status) == StatusRunning}
+				Interrupted: r.head.Version > r.startVersion && Status(r.head.Status) == StatusRunning}
 		}
 	}
 	return err

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/session"
@@ -101,7 +102,7 @@ type Runner struct {
 	starter Starter
 	budget  Budget
 	log     *slog.Logger
-	clock   func() time.Time
+	short   sync.Once // warns once per container of a timeout shorter than the budget
 }
 
 // NewRunner returns a Runner; starter may be nil (synchronous), log nil (discarded), and
@@ -119,7 +120,7 @@ func NewRunner(engines Engines, starter Starter, budget Budget, log *slog.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{engines: engines, starter: starter, budget: budget, log: log, clock: time.Now}
+	return &Runner{engines: engines, starter: starter, budget: budget, log: log}
 }
 
 // Async reports whether the Runner can start continuations (it has a Starter).
@@ -175,6 +176,12 @@ func (r *Runner) Run(ctx context.Context, opts Options, call func(context.Contex
 		var yield time.Time
 		if d, ok := ctx.Deadline(); ok {
 			yield = d.Add(-(r.budget.ModelTimeout + r.budget.Margin))
+			if time.Now().After(yield) {
+				r.short.Do(func() {
+					r.log.WarnContext(ctx, "the invocation is shorter than one model call's timeout plus the margin: every invocation runs a single step; raise the function's timeout or lower ARCHMAX_MODEL_TIMEOUT",
+						"remaining", time.Until(d).String(), "modelTimeout", r.budget.ModelTimeout.String(), "margin", r.budget.Margin.String())
+				})
+			}
 		}
 		if !opts.YieldBy.IsZero() && (yield.IsZero() || opts.YieldBy.Before(yield)) {
 			yield = opts.YieldBy

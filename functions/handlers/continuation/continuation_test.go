@@ -457,3 +457,38 @@ func TestParse(t *testing.T) {
 		t.Errorf("a session id with a slash: %v, want EventError", err)
 	}
 }
+
+// A continuation whose first step is cut by the invocation's end made no progress: it is not
+// handed on again (that would repeat the same cut step forever) but fails, for the
+// platform's retry; the session stays interrupted.
+func TestContinuationCutInItsFirstStepIsRetriedNotHandedOn(t *testing.T) {
+	m := &slowModel{steps: 1, block: make(chan struct{})}
+	w := newWorld(t, m)
+	engines := w.engines(nil)
+	starter := &recordingStarter{}
+	run := NewRunner(engines, starter, Budget{ModelTimeout: time.Millisecond, Margin: 10 * time.Millisecond}, nil)
+	eng, _ := engines.Engine(context.Background(), "counter")
+	out, err := run.Run(context.Background(), Options{YieldBy: time.Now()}, func(ctx context.Context) (*session.Outcome, error) {
+		return eng.Send(ctx, "x1", session.SendInput{Message: "count"})
+	})
+	if err != nil || out.Kind != session.KindRunning || len(starter.refs) != 1 {
+		t.Fatalf("opening: %v %+v", err, out)
+	}
+	ctx, cancel := invocation(150 * time.Millisecond)
+	defer cancel()
+	_, err = run.Handle(ctx, starter.refs[0])
+	var ta *session.TurnAbortedError
+	if !errors.As(err, &ta) || ta.Interrupted {
+		t.Fatalf("cut continuation: %v, want a TurnAbortedError that is not handed on", err)
+	}
+	if len(starter.refs) != 1 {
+		t.Errorf("the cut continuation started %d more", len(starter.refs)-1)
+	}
+	if sum := w.summary("x1"); !sum.Interrupted {
+		t.Errorf("summary = %+v, want interrupted", sum)
+	}
+	close(m.block)
+	if res, err := run.Handle(context.Background(), starter.refs[0]); err != nil || res.Outcome != session.KindCompleted {
+		t.Fatalf("the retry: %+v %v", res, err)
+	}
+}
