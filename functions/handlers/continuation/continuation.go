@@ -242,7 +242,7 @@ func (r *Runner) Handle(ctx context.Context, ref Ref) (Result, error) {
 	var gone *session.SessionNotFoundError
 	switch {
 	case errors.As(err, &gone):
-		res.Skipped = "the session no longer exists"
+		res.Skipped = "the session does not exist (deleted, or never ran)"
 	case err != nil:
 		r.log.WarnContext(ctx, "continuation failed; the platform retries it", "sessionId", id, "turnId", ref.TurnID, "error", err.Error())
 		return res, err

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -490,5 +492,23 @@ func TestContinuationCutInItsFirstStepIsRetriedNotHandedOn(t *testing.T) {
 	close(m.block)
 	if res, err := run.Handle(context.Background(), starter.refs[0]); err != nil || res.Outcome != session.KindCompleted {
 		t.Fatalf("the retry: %+v %v", res, err)
+	}
+}
+
+// The sample continuation event of fixtures/events (for `sam local invoke` of any writing
+// function) is a continuation this package serves; its session never ran, so it is a skip.
+func TestFixtureEvent(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("../../../fixtures/events", "continuation.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, ok, err := Parse(data)
+	if !ok || err != nil || ref.SessionID != "demo-1" || ref.TurnID == "" {
+		t.Fatalf("Parse(fixture) = %+v %v %v", ref, ok, err)
+	}
+	w := newWorld(t, &slowModel{})
+	res, err := NewRunner(w.engines(nil), nil, Budget{}, nil).Handle(context.Background(), ref)
+	if err != nil || res.Skipped != "the session does not exist (deleted, or never ran)" {
+		t.Errorf("Handle(fixture) = %+v, %v", res, err)
 	}
 }
