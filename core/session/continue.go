@@ -2,8 +2,11 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/archmax-ai/archmax/core/model"
 )
 
 // turnMark is the session record's note of its latest call: the turn id every commit of
@@ -109,4 +112,21 @@ func (e *Engine) Continue(ctx context.Context, id, turnID string) (*Outcome, *Co
 		return r.settle(s)
 	})
 	return out, skipped, err
+}
+
+// turnErrorOf describes err for the session summary: a named error by its name and text
+// (a model failure with the provider's code); anything else generically — its detail is
+// for the host's log, not the session's readers.
+func turnErrorOf(turnID string, err error, at string) *TurnError {
+	te := &TurnError{TurnID: turnID, Code: "InternalError", Message: "The turn failed unexpectedly; the host logged the cause.", At: at}
+	var ce *model.CallError
+	var named interface{ Name() string }
+	switch {
+	case errors.As(err, &ce):
+		te.Code, te.Retryable = ce.Name(), ce.Retryable
+		te.Message = fmt.Sprintf("The model provider failed: %s (HTTP %d): %s", ce.Code, ce.Status, ce.Message)
+	case errors.As(err, &named):
+		te.Code, te.Message = named.Name(), err.Error()
+	}
+	return te
 }

@@ -251,3 +251,34 @@ func TestSweepContinuesStrandedSessions(t *testing.T) {
 		t.Errorf("transcript = %+v", got)
 	}
 }
+
+// A turn whose attempt fails (here the model, after the opening committed) records why on
+// the session — lastError on the summary, beside interrupted — so an asynchronous client
+// sees it; the next commit that makes progress clears it.
+func TestFailedAttemptIsRecordedUntilProgress(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	h.script(func(*model.Request) (*model.Response, error) {
+		return nil, &model.CallError{Code: "ValidationException", Status: 400, Message: "bad model id"}
+	})
+	_, err := h.engine().Send(context.Background(), "s1", SendInput{Message: "go"})
+	var ce *model.CallError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v", err)
+	}
+	sum, err := NewSessions(h.log, h.files, nil).Get(context.Background(), "s1")
+	must(t, err)
+	le := sum.LastError
+	if !sum.Interrupted || le == nil || le.Code != "ModelCallError" || le.Retryable || le.TurnID != sum.TurnID ||
+		!strings.Contains(le.Message, "ValidationException") || le.At == "" {
+		t.Fatalf("summary after the failure: interrupted=%v lastError=%+v", sum.Interrupted, le)
+	}
+	h.script(says("Recovered."))
+	out, skipped, err := h.engine().Continue(context.Background(), "s1", sum.TurnID)
+	must(t, err)
+	if skipped != nil || out.Kind != KindCompleted {
+		t.Fatalf("continue: %+v %+v", out, skipped)
+	}
+	if sum, _ = NewSessions(h.log, h.files, nil).Get(context.Background(), "s1"); sum.LastError != nil {
+		t.Errorf("lastError after progress = %+v", sum.LastError)
+	}
+}

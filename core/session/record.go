@@ -95,6 +95,20 @@ type record struct {
 	// CurrentTurn is the latest call that changed the session: its turn id, how it was
 	// classified and the loop steps it has taken, kept so Continue can carry it on.
 	CurrentTurn *turnMark `json:"currentTurn,omitempty"`
+	// LastError is the failure that stopped the current turn's last attempt, while the
+	// session stays running (interrupted); cleared by the next commit.
+	LastError *TurnError `json:"lastError,omitempty"`
+}
+
+// TurnError is why a turn's last attempt stopped without settling (a model or store
+// failure): the session stays running — interrupted — and a retry, a continuation or the
+// next message carries it on. Shown on the session summary as lastError.
+type TurnError struct {
+	TurnID    string `json:"turnId"`
+	Code      string `json:"code"` // the error name, e.g. "ModelCallError"
+	Message   string `json:"message"`
+	Retryable bool   `json:"retryable"` // the same call may succeed later (throttling, timeouts)
+	At        string `json:"at"`        // ISO-8601 UTC
 }
 
 type stateTurns struct {

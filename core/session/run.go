@@ -61,6 +61,7 @@ type run struct {
 	continuing   bool
 	callSteps    int
 	startVersion int64 // the head version the call started from
+	failing      bool  // abandon is committing a failure (LastError stays)
 }
 
 // settlement is how the state loop ended.
@@ -148,6 +149,9 @@ func (r *run) appendTrail(s transcript.TrailStep) {
 // commit writes the pending items then the head, conditional on the version this writer
 // last saw and its lease (DESIGN.md §3). A lost condition is SessionNotResumableError.
 func (r *run) commit() error {
+	if !r.failing {
+		r.rec.LastError = nil // a commit that makes progress supersedes a failed attempt
+	}
 	if ct := r.rec.CurrentTurn; ct != nil {
 		ct.Steps, ct.Disposition = r.steps, r.disposition
 	}
@@ -341,8 +345,20 @@ func (r *run) writeSnapshot(hash string) {
 // abandon commits what ran before an error ended the call (nothing of a resume that never
 // committed: its park stays live), then returns the error as the
 // call's result (a cancelled context becomes TurnAbortedError).
+//
+// A failure that is not a cancellation is also recorded on a session left running
+// (record.LastError, the summary's lastError), so a caller that is not waiting — an
+// asynchronous turn's client — can see why the turn stopped; the next commit clears it.
 func (r *run) abandon(err error) error {
-	if !r.resumeUncommitted && len(r.pendingMsgs)+len(r.pendingTrail)+len(r.pendingEvents) > 0 {
+	cancelled := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	var lost *SessionNotResumableError
+	record := !cancelled && !errors.As(err, &lost) && !errors.Is(err, store.ErrConflict) &&
+		!r.resumeUncommitted && r.rec.Status == StatusRunning && r.head.Version > 0
+	if record {
+		r.rec.LastError = turnErrorOf(r.turnID(), err, r.e.now())
+		r.failing = true
+	}
+	if !r.resumeUncommitted && (record || len(r.pendingMsgs)+len(r.pendingTrail)+len(r.pendingEvents) > 0) {
 		if cerr := r.commit(); cerr != nil {
 			return errors.Join(err, cerr)
 		}

@@ -22,10 +22,13 @@ type SessionSummary struct {
 	Classification string `json:"classification"` // "open" | "finished"
 	Interrupted    bool   `json:"interrupted,omitempty"`
 	// TurnID is the latest call's turn id (the one an accepted request answered with).
-	TurnID        string `json:"turnId,omitempty"`
-	WorkflowState string `json:"workflowState,omitempty"` // the position
-	State         string `json:"state,omitempty"`         // parked sessions: the parked state
-	Title         string `json:"title,omitempty"`
+	TurnID string `json:"turnId,omitempty"`
+	// LastError says why the running turn's last attempt stopped (with Interrupted): it
+	// failed, and a retry or the next message continues it.
+	LastError     *TurnError `json:"lastError,omitempty"`
+	WorkflowState string     `json:"workflowState,omitempty"` // the position
+	State         string     `json:"state,omitempty"`         // parked sessions: the parked state
+	Title         string     `json:"title,omitempty"`
 	// Pending is the live park of a parked session: its parkId, channel and the pending
 	// decision (transitions, evidence) or input (reason, resumeAt) — DESIGN.md §5.
 	Pending *Park `json:"pending,omitempty"`
@@ -153,6 +156,9 @@ func (s *Sessions) summarize(ctx context.Context, h *store.Head) *SessionSummary
 		sum.Exit, sum.Rejected = rec.Exit, rec.Rejected
 		if rec.CurrentTurn != nil {
 			sum.TurnID = rec.CurrentTurn.ID
+		}
+		if sum.Status == StatusRunning {
+			sum.LastError = rec.LastError
 		}
 		if rec.Park != nil && (sum.Status == StatusAwaitingDecision || sum.Status == StatusAwaitingInput) {
 			sum.Pending, sum.State = rec.Park, rec.Park.State()
