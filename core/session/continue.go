@@ -29,6 +29,17 @@ const StrandedAfter = 15 * time.Minute
 
 type stepDeadlineKey struct{}
 
+type turnOpenedKey struct{}
+
+// WithTurnOpened returns a context under which a call reports its first commit — the
+// moment the request has left a durable mark (the turn opened, or a resume applied) — by
+// calling fn once with the session and turn ids, on the call's goroutine. Hosts use it to
+// record an accepted request (the Idempotency-Key of an asynchronous answer). Continue
+// never calls it.
+func WithTurnOpened(ctx context.Context, fn func(sessionID, turnID string)) context.Context {
+	return context.WithValue(ctx, turnOpenedKey{}, fn)
+}
+
 // WithStepDeadline returns a context under which a call starts no new loop step at or
 // after t (DESIGN.md §4): it commits what ran, leaves the session running with its lease
 // released — interrupted — and returns an Outcome of kind KindRunning, so a fresh

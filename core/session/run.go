@@ -62,6 +62,7 @@ type run struct {
 	callSteps    int
 	startVersion int64 // the head version the call started from
 	failing      bool  // abandon is committing a failure (LastError stays)
+	opened       bool  // the call's first commit happened (WithTurnOpened reported it)
 }
 
 // settlement is how the state loop ended.
@@ -196,6 +197,12 @@ func (r *run) commit() error {
 	r.head = stored
 	r.pendingMsgs, r.pendingTrail, r.pendingEvents = nil, nil, nil
 	r.resumeUncommitted = false
+	if !r.opened && !r.continuing {
+		r.opened = true
+		if fn, ok := r.ctx.Value(turnOpenedKey{}).(func(string, string)); ok && fn != nil {
+			fn(r.id, r.turnID())
+		}
+	}
 	return nil
 }
 

@@ -226,3 +226,55 @@ func TestHandleReadRefusesWrites(t *testing.T) {
 		t.Errorf("the read function wrote %d sessions and called the model %d times", len(heads), e.model.calls.Load())
 	}
 }
+
+// dropDone is a log whose final Idempotency-Key answers never land: the process died after
+// the request's turn had committed, before its answer was recorded.
+type dropDone struct{ store.Log }
+
+func (d dropDone) PutIdempotent(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	if strings.Contains(string(value), `"state":"done"`) {
+		return errors.New("the process died")
+	}
+	return d.Log.PutIdempotent(ctx, key, value, ttl)
+}
+
+type crashingEngines struct{ *engines }
+
+func (c crashingEngines) Log() store.Log { return dropDone{c.engines.log} }
+
+// DESIGN.md §1: once a request's turn has committed, a repeat of its Idempotency-Key never
+// runs it again — even when the first process died before recording its answer: the
+// repeat is answered 202 with the session and turn the first request opened.
+func TestIdempotencyKeySurvivesACrashAfterTheTurnOpened(t *testing.T) {
+	_, e := newFixture(t)
+	h := New(crashingEngines{e}, continuation.NewRunner(e, &starts{}, continuation.Budget{}, nil), nil)
+	req := start("greeter", `{"message":"hello"}`)
+	req.Headers["idempotency-key"] = "k-crash"
+	req.Headers["prefer"] = "wait=5"
+	first, _ := h.Handle(context.Background(), req)
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("first = %d %s", first.StatusCode, first.Body)
+	}
+	opened := decodeSummary(t, first.Body)
+	again, _ := h.Handle(context.Background(), req)
+	sum := decodeSummary(t, again.Body)
+	if again.StatusCode != http.StatusAccepted || again.Headers["Idempotent-Replayed"] != "true" ||
+		sum.SessionID != opened.SessionID || sum.TurnID != opened.TurnID || again.Headers["Location"] != "/v1/sessions/"+opened.SessionID {
+		t.Fatalf("repeat after the crash = %d %s %v, want 202 naming session %s turn %s", again.StatusCode, again.Body, again.Headers, opened.SessionID, opened.TurnID)
+	}
+	if heads, _, _ := e.log.List(context.Background(), store.ListOptions{}); len(heads) != 1 || e.model.calls.Load() != 1 {
+		t.Errorf("the repeat ran the request again: %d sessions, %d model calls", len(heads), e.model.calls.Load())
+	}
+}
+
+// A replayed 202 carries its Location like the first.
+func TestReplayed202HasLocation(t *testing.T) {
+	h, _ := newAsyncFixture(t, &starts{})
+	req := start("greeter", `{"message":"hello"}`)
+	req.Headers["idempotency-key"] = "k-loc"
+	first, _ := h.Handle(context.Background(), req)
+	again, _ := h.Handle(context.Background(), req)
+	if first.StatusCode != http.StatusAccepted || again.Headers["Location"] == "" || again.Headers["Location"] != first.Headers["Location"] {
+		t.Fatalf("Location: first %q, replay %q", first.Headers["Location"], again.Headers["Location"])
+	}
+}

@@ -142,11 +142,14 @@ func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	if sum, ok := answer.(*session.OutcomeSummary); ok && sum.Kind == session.KindRunning {
 		resp := respond(http.StatusAccepted, body)
-		resp.Headers["Location"] = "/v1/sessions/" + url.PathEscape(sum.SessionID)
+		resp.Headers["Location"] = sessionLocation(sum.SessionID)
 		return resp
 	}
 	return respond(http.StatusOK, body)
 }
+
+// sessionLocation is the summary route of a session, the Location of a 202.
+func sessionLocation(sessionID string) string { return "/v1/sessions/" + url.PathEscape(sessionID) }
 
 // MaxWait is the longest `Prefer: wait=N` honoured: 25 s (DESIGN.md §1), within API
 // Gateway's ~29 s.

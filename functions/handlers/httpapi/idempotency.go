@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/archmax-ai/archmax/core/session"
 )
 
 // IdempotencyTTL is how long the answer to an Idempotency-Key is kept: 24 hours.
@@ -30,8 +32,9 @@ const releasedTTL = -time.Second
 
 // Record states of an Idempotency-Key.
 const (
-	idemPending = "pending" // claimed; the first request is running
-	idemDone    = "done"    // the first request's answer is recorded
+	idemPending  = "pending"  // claimed; the first request is running and has written nothing yet
+	idemAccepted = "accepted" // the first request has written its turn (SessionID, TurnID); no answer yet
+	idemDone     = "done"     // the first request's answer is recorded
 )
 
 // idemRecord is what the store keeps under an Idempotency-Key.
@@ -40,6 +43,8 @@ type idemRecord struct {
 	Fingerprint string `json:"fingerprint"` // SHA-256 of method, path and body
 	Status      int    `json:"status,omitempty"`
 	Body        string `json:"body,omitempty"`
+	SessionID   string `json:"sessionId,omitempty"` // accepted: the turn the request opened
+	TurnID      string `json:"turnId,omitempty"`
 }
 
 // idempotent serves a mutating request that carries an Idempotency-Key (DESIGN.md §1: a
@@ -52,7 +57,9 @@ type idemRecord struct {
 //     (read the session, or send a new key). Only a busy session (409
 //     SessionNotResumableError, nothing written) releases the key for the retry;
 //   - a repeat while the first still runs: 409 IdempotencyKeyInUseError (retry later); a
-//     claim whose process died expires after ClaimTTL;
+//     claim whose process died before writing anything expires after ClaimTTL, and one that
+//     died after its first commit answers 202 with the session and turn it opened (the claim
+//     became an accepted record at that commit), so nothing runs twice;
 //   - the key with another body: 422 IdempotencyKeyReusedError; a key over
 //     MaxIdempotencyKey bytes or not printable ASCII: 400 InvalidRequestError.
 func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPRequest, key string, serve func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
@@ -78,6 +85,21 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 				message: fmt.Sprintf("Idempotency-Key %q was used with a different request; use a new key for a new request.", key)})
 		case r.State == idemDone:
 			resp := respond(r.Status, []byte(r.Body))
+			if r.Status == http.StatusAccepted {
+				var sum session.OutcomeSummary
+				if json.Unmarshal([]byte(r.Body), &sum) == nil {
+					resp.Headers["Location"] = sessionLocation(sum.SessionID)
+				}
+			}
+			resp.Headers["Idempotent-Replayed"] = "true"
+			return resp
+		case r.State == idemAccepted:
+			// the first request wrote its turn and then its process died before answering:
+			// the turn is the answer, and the session summary tells how it went on
+			sum := session.OutcomeSummary{SessionID: r.SessionID, TurnID: r.TurnID, Kind: session.KindRunning, Status: session.StatusRunning}
+			b, _ := json.Marshal(sum)
+			resp := respond(http.StatusAccepted, b)
+			resp.Headers["Location"] = sessionLocation(r.SessionID)
 			resp.Headers["Idempotent-Replayed"] = "true"
 			return resp
 		default:
@@ -85,7 +107,15 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 				message: fmt.Sprintf("A request with Idempotency-Key %q is still running; retry it shortly for its answer.", key)})
 		}
 	}
-	resp := h.answer(ctx, req, serve)
+	// once the call has written anything, a crash must not let a repeat run it again: the
+	// claim becomes an accepted record naming the session and turn, kept as long as an answer
+	accepted := func(sessionID, turnID string) {
+		b, _ := json.Marshal(idemRecord{State: idemAccepted, Fingerprint: fp, SessionID: sessionID, TurnID: turnID})
+		if err := log.PutIdempotent(keep, storeKey, b, IdempotencyTTL); err != nil {
+			h.log.WarnContext(ctx, "Idempotency-Key acceptance not recorded", "key", key, "error", err.Error())
+		}
+	}
+	resp := h.answer(session.WithTurnOpened(ctx, accepted), req, serve)
 	rec, ttl := idemRecord{State: idemDone, Fingerprint: fp, Status: resp.StatusCode, Body: resp.Body}, IdempotencyTTL
 	if busy(resp) {
 		rec, ttl = idemRecord{State: idemPending, Fingerprint: fp}, releasedTTL

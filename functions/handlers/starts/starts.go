@@ -154,7 +154,15 @@ func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result
 		}
 		return Result{}, fmt.Errorf("event %s is being started by another invocation; retry later", ev.ID)
 	}
-	res, err := h.open(ctx, route.Workflow, trigger, vars, message)
+	// the start's first commit makes it done for every redelivery, even if this invocation
+	// dies before it records the result
+	opened := func(sessionID, _ string) {
+		b, _ := json.Marshal(claim{State: "done", SessionID: sessionID})
+		if err := log.PutIdempotent(keep, key, b, httpapi.IdempotencyTTL); err != nil {
+			h.log.WarnContext(ctx, "event claim not recorded at the start's first commit", "eventId", ev.ID, "error", err.Error())
+		}
+	}
+	res, err := h.open(session.WithTurnOpened(ctx, opened), route.Workflow, trigger, vars, message)
 	final, ttl := claim{State: "done", SessionID: res.SessionID}, httpapi.IdempotencyTTL
 	var busy *session.SessionNotResumableError
 	switch {

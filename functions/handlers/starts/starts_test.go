@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/functions/handlers/internal/handlertest"
 )
 
@@ -126,5 +128,49 @@ func TestFixtureEvent(t *testing.T) {
 	var refused *session.StartRefusedError
 	if _, err := h.Handle(context.Background(), data); !errors.As(err, &refused) {
 		t.Errorf("fixture start: %v", err)
+	}
+}
+
+// firstPutOnly is a log whose process dies after its first PutIdempotent: the start's
+// result is never recorded.
+type firstPutOnly struct {
+	store.Log
+	puts *int
+}
+
+func (f firstPutOnly) PutIdempotent(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	*f.puts++
+	if *f.puts > 1 {
+		return errors.New("the process died")
+	}
+	return f.Log.PutIdempotent(ctx, key, value, ttl)
+}
+
+type dyingEngines struct {
+	*session.Engines
+	log store.Log
+}
+
+func (d dyingEngines) Log() store.Log { return d.log }
+
+// An invocation that dies after the start's first commit, before recording its result,
+// leaves the event done: the redelivery starts nothing.
+func TestEventDoneAtTheStartsFirstCommit(t *testing.T) {
+	_, engines := newHandler(t, routes)
+	puts := 0
+	h := New(dyingEngines{engines, firstPutOnly{engines.Log(), &puts}}, nil, routes, nil)
+	ev := event("e-crash", `{"order_id":"o-9","qty":1}`)
+	if _, err := h.Handle(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	if puts < 2 {
+		t.Fatalf("the start recorded its claim %d times; the test needs the final record to be lost", puts)
+	}
+	got, err := New(engines, nil, routes, nil).Handle(context.Background(), ev)
+	if res, _ := got.(Result); err != nil || !res.Duplicate || res.SessionID != "o-9" {
+		t.Fatalf("redelivery after the crash: %v %+v, want a duplicate of o-9", err, got)
+	}
+	if sum, _ := engines.Sessions().Get(context.Background(), "o-9"); sum.Turn != 1 {
+		t.Errorf("the redelivery ran a second turn: %d", sum.Turn)
 	}
 }
