@@ -512,3 +512,29 @@ func TestFixtureEvent(t *testing.T) {
 		t.Errorf("Handle(fixture) = %+v, %v", res, err)
 	}
 }
+
+// Stop cancels running in-process continuations: each commits what ran and releases its
+// lease (the turn interrupted, for the next process), and nothing starts afterwards.
+func TestInProcessStop(t *testing.T) {
+	m := &slowModel{steps: 1, block: make(chan struct{})}
+	w := newWorld(t, m)
+	engines := w.engines(nil)
+	async := &InProcess{RetryDelays: []time.Duration{time.Hour}}
+	run := NewRunner(engines, async, Budget{}, nil)
+	async.Bind(run)
+	eng, _ := engines.Engine(context.Background(), "counter")
+	out, err := run.Run(context.Background(), Options{YieldBy: time.Now()}, func(ctx context.Context) (*session.Outcome, error) {
+		return eng.Send(ctx, "p1", session.SendInput{Message: "count"})
+	})
+	if err != nil || out.Kind != session.KindRunning || async.Started() != 1 {
+		t.Fatalf("opening: %v %+v started %d", err, out, async.Started())
+	}
+	time.Sleep(50 * time.Millisecond) // the continuation is now blocked in its model call
+	async.Stop()
+	if sum := w.summary("p1"); !sum.Interrupted || sum.Status != session.StatusRunning {
+		t.Errorf("after Stop: %+v, want an interrupted running turn (lease released)", sum)
+	}
+	if err := async.Start(context.Background(), Ref{SessionID: "p1", TurnID: out.TurnID}); !errors.Is(err, ErrStopped) {
+		t.Errorf("Start after Stop = %v, want ErrStopped", err)
+	}
+}

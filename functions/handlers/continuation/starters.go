@@ -3,6 +3,7 @@ package continuation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -65,7 +66,13 @@ type InProcess struct {
 	runner  *Runner
 	wg      sync.WaitGroup
 	started int
+	stopped bool
+	base    context.Context    // cancelled by Stop
+	cancel  context.CancelFunc // cancels base
 }
+
+// ErrStopped: Start after Stop.
+var ErrStopped = errors.New("in-process continuations are stopped")
 
 // Bind sets the Runner whose Handle serves the continuations.
 func (p *InProcess) Bind(r *Runner) {
@@ -77,10 +84,20 @@ func (p *InProcess) Bind(r *Runner) {
 // Start implements Starter: the continuation runs in a new goroutine.
 func (p *InProcess) Start(_ context.Context, ref Ref) error {
 	p.mu.Lock()
-	r := p.runner
-	p.started++
+	r, stopped := p.runner, p.stopped
+	if p.base == nil {
+		p.base, p.cancel = context.WithCancel(context.Background())
+	}
+	base := p.base
+	if !stopped && r != nil {
+		p.started++
+		p.wg.Add(1)
+	}
 	p.mu.Unlock()
-	if r == nil {
+	switch {
+	case stopped:
+		return ErrStopped
+	case r == nil:
 		return fmt.Errorf("in-process continuations are not bound to a runner")
 	}
 	timeout, delays := p.Timeout, p.RetryDelays
@@ -90,23 +107,42 @@ func (p *InProcess) Start(_ context.Context, ref Ref) error {
 	if delays == nil {
 		delays = []time.Duration{time.Second, 5 * time.Second}
 	}
-	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		for attempt := 0; ; attempt++ {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeout(base, timeout)
 			_, err := r.Handle(ctx, ref)
 			cancel()
-			if err == nil || attempt >= len(delays) {
-				if err != nil && p.Log != nil {
+			if err == nil || base.Err() != nil {
+				return // done, or stopped: the turn is left interrupted for the next process
+			}
+			if attempt >= len(delays) {
+				if p.Log != nil {
 					p.Log.Error("continuation dropped after its retries", "sessionId", ref.SessionID, "turnId", ref.TurnID, "error", err.Error())
 				}
 				return
 			}
-			time.Sleep(delays[attempt])
+			select {
+			case <-time.After(delays[attempt]):
+			case <-base.Done():
+				return
+			}
 		}
 	}()
 	return nil
+}
+
+// Stop cancels every running continuation — each commits what ran and releases its lease,
+// leaving its turn interrupted for the next process (or the next message) to continue —
+// drops pending retries, refuses new starts, and waits for them to end.
+func (p *InProcess) Stop() {
+	p.mu.Lock()
+	p.stopped = true
+	if p.cancel != nil {
+		p.cancel()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
 }
 
 // Started is how many continuations Start has accepted.

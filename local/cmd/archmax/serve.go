@@ -24,6 +24,7 @@ type serveFlags struct {
 	workspace, store, modelScript, modelID, region, addr string
 	bedrock                                              bool
 	sweepEvery, invocationTimeout, modelTimeout          time.Duration
+	continueMargin                                       time.Duration
 }
 
 func newServeCommand() *cobra.Command {
@@ -47,7 +48,9 @@ runs at most --invocation-timeout, then hands the turn on to a fresh one.
 
 A park with a resumeAt (archmax_wait with 'until') is woken by an in-process timer at that
 time; at start the timers of every stored timed park are re-armed (an overdue one wakes at
-once), and a sweep every --sweep-every catches any wake that failed. Stop with Ctrl-C.`,
+once), and a sweep every --sweep-every catches any wake that failed. Turns an earlier process
+left running are continued at start. Ctrl-C stops: in-flight requests get 10 s, background
+turns commit what ran and are continued by the next start.`,
 		Example: `  archmax serve --workspace fixtures/access-desk \
     --model-script fixtures/access-desk/model-scripts/happy.model.yaml
   curl -s localhost:8080/v1/workflows/access-request/sessions -H 'Prefer: wait=10' \
@@ -61,8 +64,9 @@ once), and a sweep every --sweep-every catches any wake that failed. Stop with C
 				return usageError{errors.New("choose the model: --model-script FILE (offline) or --bedrock (Amazon Bedrock)")}
 			case f.sweepEvery < time.Second:
 				return usageError{errors.New("--sweep-every must be at least 1s")}
-			case f.modelTimeout <= 0 || f.invocationTimeout <= f.modelTimeout:
-				return usageError{errors.New("--invocation-timeout must be longer than --model-timeout, and both positive")}
+			case f.modelTimeout <= 0 || f.continueMargin <= 0 || f.invocationTimeout <= f.modelTimeout+f.continueMargin:
+				return usageError{fmt.Errorf("--invocation-timeout (%s) must be longer than --model-timeout (%s) plus --continue-margin (%s), all positive: a continuation needs time for at least one step",
+					f.invocationTimeout, f.modelTimeout, f.continueMargin)}
 			}
 			ln, err := net.Listen("tcp", f.addr)
 			if err != nil {
@@ -71,7 +75,7 @@ once), and a sweep every --sweep-every catches any wake that failed. Stop with C
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			srv, err := newServer(cmd.Context(), runner.Options{Workspace: f.workspace, StoreDir: f.store,
 				ModelScript: f.modelScript, Bedrock: f.bedrock, ModelID: f.modelID, Region: f.region},
-				continuation.Budget{ModelTimeout: f.modelTimeout}, f.invocationTimeout, log)
+				continuation.Budget{ModelTimeout: f.modelTimeout, Margin: f.continueMargin}, f.invocationTimeout, log)
 			if err != nil {
 				ln.Close()
 				return err
@@ -92,6 +96,7 @@ once), and a sweep every --sweep-every catches any wake that failed. Stop with C
 	fl.DurationVar(&f.sweepEvery, "sweep-every", time.Minute, "how often overdue parks are swept")
 	fl.DurationVar(&f.invocationTimeout, "invocation-timeout", 15*time.Minute, "how long one continuation may run (Lambda's timeout) before it hands the turn on")
 	fl.DurationVar(&f.modelTimeout, "model-timeout", continuation.DefaultModelTimeout, "time kept free for one model call before an invocation's end (ARCHMAX_MODEL_TIMEOUT)")
+	fl.DurationVar(&f.continueMargin, "continue-margin", continuation.DefaultMargin, "time kept beyond it for the step's tools and commit (ARCHMAX_CONTINUE_MARGIN)")
 	return cmd
 }
 
@@ -127,7 +132,9 @@ func newServer(ctx context.Context, opts runner.Options, budget continuation.Bud
 		s.Close()
 		return nil, err
 	}
-	s.async = &continuation.InProcess{Timeout: invocation, Log: log}
+	// retries span a writer lease (2 min), as Lambda's async retries do
+	s.async = &continuation.InProcess{Timeout: invocation, Log: log,
+		RetryDelays: []time.Duration{time.Second, 5 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute}}
 	run := continuation.NewRunner(s.engines, s.async, budget, log)
 	s.async.Bind(run)
 	s.wakes = wakes.New(s.engines, run, log, nil)
@@ -146,14 +153,25 @@ func (s *server) fire(sessionID, parkID string) {
 	}
 }
 
-// rearm arms a timer for every timed park in the store: the timers of an earlier process
-// died with it, and a park due later must still wake on time, not at the next sweep.
+// rearm arms a timer for every timed park in the store — the timers of an earlier process
+// died with it, and a park due later must still wake on time, not at the next sweep — and
+// continues every interrupted turn (an earlier process stopped or died in the middle of it).
 func (s *server) rearm(ctx context.Context) error {
 	due, err := session.NewSessions(s.engines.Log(), nil, nil).ListDueParks(ctx, time.Now().AddDate(100, 0, 0), 10000)
 	if err != nil {
 		return fmt.Errorf("list timed parks: %w", err)
 	}
+	timers, turns := 0, 0
 	for _, sum := range due {
+		if sum.Status == session.StatusRunning {
+			// a lease still live (a writer that died within it) refuses the continuation,
+			// which is retried until the lease has lapsed
+			if err := s.async.Start(ctx, continuation.Ref{SessionID: sum.SessionID, TurnID: sum.TurnID}); err != nil {
+				return err
+			}
+			turns++
+			continue
+		}
 		at, err := time.Parse(time.RFC3339Nano, sum.ResumeAt)
 		if err != nil || sum.Pending == nil {
 			continue
@@ -161,9 +179,13 @@ func (s *server) rearm(ctx context.Context) error {
 		if err := s.loop.Schedule(ctx, sum.SessionID, sum.Pending.ParkID, at); err != nil {
 			return err
 		}
+		timers++
 	}
-	if len(due) > 0 {
-		s.log.Info("timed parks re-armed", "count", len(due))
+	if timers > 0 {
+		s.log.Info("timed parks re-armed", "count", timers)
+	}
+	if turns > 0 {
+		s.log.Info("interrupted turns continued", "count", turns)
 	}
 	return nil
 }
@@ -199,9 +221,13 @@ func (s *server) Serve(ctx context.Context, ln net.Listener, sweepEvery time.Dur
 	}
 }
 
-// Close stops the timers and the model fake.
+// Close stops the timers and the continuations (each commits what ran and leaves its turn
+// interrupted, for the next process to continue), then the model fake.
 func (s *server) Close() {
 	s.loop.Close()
+	if s.async != nil {
+		s.async.Stop()
+	}
 	if s.env != nil {
 		_ = s.env.Close()
 	}

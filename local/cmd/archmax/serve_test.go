@@ -318,3 +318,38 @@ func TestServeAnswers202AndTheTurnSettles(t *testing.T) {
 	}
 	srv.async.Wait()
 }
+
+// A turn an earlier process left interrupted (it stopped between two steps) is continued
+// when the next `archmax serve` starts, without a new message.
+func TestServeContinuesInterruptedTurnsAtStart(t *testing.T) {
+	workspace, script := serveWorkspace(t, time.Now().Add(time.Hour))
+	opts := runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}
+	first, err := newServer(context.Background(), opts, continuation.Budget{}, 15*time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := first.engines.Engine(context.Background(), "desk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := session.WithStepDeadline(context.Background(), time.Now().Add(-time.Second))
+	out, err := eng.Send(stop, "i1", session.SendInput{Message: "file it"})
+	if err != nil || out.Kind != session.KindRunning {
+		t.Fatalf("setup: %v %+v", err, out)
+	}
+	first.Close()
+
+	second, err := newServer(context.Background(), opts, continuation.Budget{}, 15*time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if err := second.rearm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	second.async.Wait()
+	sum, err := session.NewSessions(second.engines.Log(), nil, nil).Get(context.Background(), "i1")
+	if err != nil || sum.Status == session.StatusRunning || sum.TurnID != out.TurnID {
+		t.Fatalf("after the restart: %+v %v, want turn %s settled", sum, err, out.TurnID)
+	}
+}
