@@ -431,7 +431,8 @@ func (r *run) settle(s settlement) (*Outcome, error) {
 	case StatusFailed:
 		out.Kind = KindFailed
 	case StatusRunning:
-		out.Kind = KindRunning
+		// the turn is not over: it has no reply yet (its messages so far are readable)
+		out.Kind, out.Reply = KindRunning, ""
 	default:
 		out.Kind = KindCompleted
 	}

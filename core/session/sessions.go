@@ -281,7 +281,9 @@ func (s *Sessions) page(ctx context.Context, sessionID string, after int64, limi
 	if err != nil {
 		return nil, 0, err
 	}
-	end := min(after+int64(limit), max(counter(h), after))
+	// a cursor past the end reads as the end, so the next page starts where items will be
+	after = min(after, counter(h))
+	end := min(after+int64(limit), counter(h))
 	raws, err := read(ctx, id, after, end)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, 0, &SessionNotFoundError{SessionID: id}

@@ -70,7 +70,7 @@ func TestStartAnswers202AndContinues(t *testing.T) {
 		t.Fatalf("start = %d %s, want 202", resp.StatusCode, resp.Body)
 	}
 	sum := decodeSummary(t, resp.Body)
-	if sum.Kind != session.KindRunning || sum.Status != session.StatusRunning || sum.TurnID == "" || sum.State != "greet" {
+	if sum.Kind != session.KindRunning || sum.Status != session.StatusRunning || sum.TurnID == "" || sum.State != "greet" || sum.Reply != "" {
 		t.Fatalf("202 body = %+v", sum)
 	}
 	if loc := resp.Headers["Location"]; loc != "/v1/sessions/"+sum.SessionID {
@@ -276,5 +276,53 @@ func TestReplayed202HasLocation(t *testing.T) {
 	again, _ := h.Handle(context.Background(), req)
 	if first.StatusCode != http.StatusAccepted || again.Headers["Location"] == "" || again.Headers["Location"] != first.Headers["Location"] {
 		t.Fatalf("Location: first %q, replay %q", first.Headers["Location"], again.Headers["Location"])
+	}
+}
+
+// DESIGN.md §1: a turn on a session that never ran is a start — its trigger's requires are
+// checked before anything is written (422), as on the start route.
+func TestTurnOnANewSessionIsCheckedAsAStart(t *testing.T) {
+	h, e := newFixture(t)
+	resp, _ := h.Handle(context.Background(), turn("greeter", "fresh-1", `{"message":"x","trigger":"order"}`))
+	var body ErrorBody
+	_ = json.Unmarshal([]byte(resp.Body), &body)
+	if resp.StatusCode != http.StatusUnprocessableEntity || body.Error.Code != "SignatureIssuesError" {
+		t.Fatalf("turn starting a session with unmet requires = %d %s", resp.StatusCode, resp.Body)
+	}
+	if _, err := e.log.Get(context.Background(), "fresh-1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused start wrote the session: %v", err)
+	}
+	resp, _ = h.Handle(context.Background(), turn("greeter", "fresh-2", `{"message":"  "}`))
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a blank first message = %d", resp.StatusCode)
+	}
+}
+
+// A read cursor past the end answers the end as next; another method on a read route is 405.
+func TestReadCursorPastTheEndAndMethods(t *testing.T) {
+	h, _ := newFixture(t)
+	if resp, _ := h.Handle(context.Background(), start("greeter", `{"message":"hello"}`)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("start: %d %s", resp.StatusCode, resp.Body)
+	}
+	resp, _ := h.Handle(context.Background(), request("$default", "GET", "/v1/sessions", ""))
+	var page struct{ Sessions []session.SessionSummary }
+	_ = json.Unmarshal([]byte(resp.Body), &page)
+	id := page.Sessions[0].SessionID
+	ev := request("$default", "GET", "/v1/sessions/"+id+"/messages", "")
+	ev.QueryStringParameters = map[string]string{"after": "1000"}
+	resp, _ = h.Handle(context.Background(), ev)
+	var msgs struct {
+		Messages []any
+		Next     int64
+	}
+	_ = json.Unmarshal([]byte(resp.Body), &msgs)
+	if resp.StatusCode != http.StatusOK || len(msgs.Messages) != 0 || msgs.Next != page.Sessions[0].MessageCount {
+		t.Errorf("after=1000 → %d next %d, want next = messageCount %d", resp.StatusCode, msgs.Next, page.Sessions[0].MessageCount)
+	}
+	for _, method := range []string{"PUT", "DELETE", "POST"} {
+		resp, _ = h.Handle(context.Background(), request("$default", method, "/v1/sessions/"+id, ""))
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("%s /v1/sessions/{id} = %d, want 405", method, resp.StatusCode)
+		}
 	}
 }

@@ -26,6 +26,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -127,7 +128,7 @@ func (h *Handler) HandleRead(ctx context.Context, req events.APIGatewayV2HTTPReq
 		return h.failure(ctx, req, &requestError{code: CodeMethodNotAllowed,
 			message: "This function serves only the read routes (GET); send " + req.RequestContext.HTTP.Method + " " + req.RawPath + " to the API's write routes."}), nil
 	}
-	return h.failure(ctx, req, &requestError{code: CodeNotFound, message: "No route for " + req.RequestContext.HTTP.Method + " " + req.RawPath + "."}), nil
+	return h.failure(ctx, req, notRouted(req)), nil
 }
 
 // answer runs do and renders its result (200; 202 for an outcome still running) or error.
@@ -239,7 +240,18 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	if err != nil {
 		return nil, err
 	}
-	if t.act == actStart {
+	start := t.act == actStart
+	if !start {
+		// a turn on a session that never ran is a start too: the same checks before any write
+		_, err := h.engines.SessionWorkflow(ctx, id)
+		var nf *session.SessionNotFoundError
+		if errors.As(err, &nf) {
+			start = true
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	if start {
 		if strings.TrimSpace(in.Message) == "" {
 			return nil, &session.EmptyMessageError{SessionID: id}
 		}

@@ -69,7 +69,7 @@ func route(req events.APIGatewayV2HTTPRequest) (target, error) {
 			return target{}, &requestError{code: CodeMethodNotAllowed,
 				message: fmt.Sprintf("%s %s is not served here; this route takes POST.", method, req.RawPath)}
 		}
-		return target{}, &requestError{code: CodeNotFound, message: fmt.Sprintf("No route for %s %s.", method, req.RawPath)}
+		return target{}, notRouted(req)
 	}
 	if len(seg) >= 4 && seg[0] == "v1" && seg[1] == "workflows" && seg[2] != "" && seg[3] == "sessions" {
 		switch {
@@ -87,7 +87,18 @@ func route(req events.APIGatewayV2HTTPRequest) (target, error) {
 			return target{act: actDelivery, sessionID: seg[2]}, nil
 		}
 	}
-	return target{}, &requestError{code: CodeNotFound, message: fmt.Sprintf("No route for %s %s.", method, req.RawPath)}
+	return target{}, notRouted(req)
+}
+
+// notRouted is the refusal of a request no POST route takes: 405 on a read route (it takes
+// GET), else 404.
+func notRouted(req events.APIGatewayV2HTTPRequest) error {
+	method := req.RequestContext.HTTP.Method
+	if _, ok := readRoute(withMethod(req, "GET")); ok {
+		return &requestError{code: CodeMethodNotAllowed,
+			message: fmt.Sprintf("%s %s is not served here; this route takes GET.", method, req.RawPath)}
+	}
+	return &requestError{code: CodeNotFound, message: fmt.Sprintf("No route for %s %s.", method, req.RawPath)}
 }
 
 // withMethod is req as if sent with method, for route matching.
