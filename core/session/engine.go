@@ -42,6 +42,8 @@ type Config struct {
 	Files    store.Files  // session files "<sessionId>/…" and spec snapshots "_specs/<hash>.json"
 	Model    model.Client // the agent model
 	ModelID  string       // default model id (ARCHMAX_MODEL) when the spec names none
+	// GraderModelID is the grader role's default model (spec 03 GR-14; "" = ModelID's resolution).
+	GraderModelID string
 	// Events receives every lifecycle event live (nil discards); events are also persisted.
 	Events events.Handler
 	// Seeds are assembly-level seeded variables, applied at every turn's opening (locked).

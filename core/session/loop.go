@@ -38,6 +38,8 @@ func (r *run) loop() (settlement, error) {
 			res, err = r.agentStep(st)
 		case "code":
 			res, err = r.codeStep(st)
+		case "grader":
+			res, err = r.graderStep(st)
 		case "human":
 			res, err = r.presentDecision(st)
 		default:

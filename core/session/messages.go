@@ -204,3 +204,61 @@ func replyIgnores(variables []string, trigger string) string {
 // deliveredTriggerIgnored warns that a delivery carried a variable named `trigger`, which
 // is the delivered trigger id (spec 02 §4.3 step 3).
 const deliveredTriggerIgnored = "Delivered variable 'trigger' ignored: the run's `trigger` is the delivered trigger id."
+
+// Grader states (spec 03 §3.2–§3.3). The preamble and the opening message are ours (GR-11,
+// GR-12 leave the text to the implementation); the note and the undecided failure are exact.
+func noteGrader(state, to, reason string) string {
+	return fmt.Sprintf("[grader] '%s' moved the run to '%s': %s. You are now in '%s'.", state, to, trimReason(reason), to)
+}
+
+func graderUndecided(state string) string {
+	return fmt.Sprintf("grader state '%s' finished without calling archmax_advance or archmax_raise", state)
+}
+
+func graderAlreadyDecided(state string) string {
+	return fmt.Sprintf("grader state '%s' has already decided this run", state)
+}
+
+func graderOverTurns(state string, n int) string {
+	return fmt.Sprintf("grader state '%s' exhausted its turn budget (maxTurns: %d) without calling archmax_advance or archmax_raise", state, n)
+}
+
+func graderTimedOut(state string, ms int) string {
+	return fmt.Sprintf("grader state '%s' exceeded its time budget (timeoutMs: %d)", state, ms)
+}
+
+func graderModelFailed(state, cause string) string {
+	return fmt.Sprintf("grader state '%s' could not run its model: %s", state, cause)
+}
+
+// graderPreamble is the grader's system prompt before the state's instructions (GR-11): it
+// judges work it was not shown, reads the session with archmax_get_history and the work
+// with its tools, and must decide along a listed transition or raise.
+func graderPreamble(state string, transitions []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are the grader of the workflow state '%s': an independent judge of work you did not do and were not shown.\n\n", state)
+	b.WriteString("Read what happened with `archmax_get_history` (the session's messages and its trail) and inspect the work itself with your other tools. ")
+	b.WriteString("Judge it only against the criteria below; you do not talk to the person, and nothing you write reaches them.\n\n")
+	b.WriteString("End by calling exactly one decision:\n")
+	for _, t := range transitions {
+		b.WriteString("- " + t + "\n")
+	}
+	b.WriteString("- `archmax_raise` with a short `code` and a `reason`, when the run cannot go on at all.\n\n")
+	b.WriteString("Call `archmax_advance` with `to` set to one of the targets above and a `reason` the next state will read: say what you checked and, when you send the work back, exactly what must change. ")
+	b.WriteString("Your decision is final once accepted; answering in text without a decision fails the state.\n\n## Criteria\n\n")
+	return b.String()
+}
+
+// graderOpening is the grader's first user message (GR-12): the state it judges, the state
+// the run came from and the reason it was sent here.
+func graderOpening(state, from, reason string) string {
+	s := fmt.Sprintf("Grade the work that brought the run into '%s'", state)
+	if from != "" {
+		s += fmt.Sprintf(" from '%s'", from)
+	}
+	s += "."
+	if r := strings.TrimSpace(reason); r != "" {
+		s += " The reason given: " + r
+	}
+	return s + "\nRead the history and the work, then decide."
+}
