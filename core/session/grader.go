@@ -153,7 +153,11 @@ func assistantTurn(m model.Message, calls []transcript.ToolCall) model.Message {
 func graderCause(err error) string {
 	var ce *model.CallError
 	if errors.As(err, &ce) {
-		return fmt.Sprintf("%s (HTTP %d)", ce.Code, ce.Status)
+		msg := ce.Message
+		if r := []rune(msg); len(r) > 200 {
+			msg = string(r[:200]) + "…"
+		}
+		return fmt.Sprintf("%s (HTTP %d): %s", ce.Code, ce.Status, msg)
 	}
 	return err.Error()
 }

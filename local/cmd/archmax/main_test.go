@@ -178,3 +178,44 @@ func TestValidate(t *testing.T) {
 		t.Errorf("json: exit %d, %v\n%s", code, err, out)
 	}
 }
+
+// The exception-request fixture (issue 7): a check-behind code state that sends the note
+// back with what is missing and escalates after two rounds (counted on the trail), and a
+// grader that reads the note and approves or sends it back — driven end to end by the CLI.
+func TestExceptionRequestFixture(t *testing.T) {
+	const msg = "I need weekend access to the east lab for the data-centre migration."
+	for _, tc := range []struct {
+		script string
+		want   []string
+	}{
+		{"exception-approved", []string{
+			"⇢ check-sections → security-review: the note has every required section",
+			"⚙ read_file [grader] scratchpad/exception.md",
+			"⇢ security-review → file: The migration is a business reason and 31 March is the end date.",
+			"✔ completed in file (turn 1)"}},
+		{"exception-sent-back", []string{
+			"⇢ security-review → draft: The justification has no end date; add when the exception ends.",
+			"⇢ draft → check-sections: Added the end date.",
+			"⇢ security-review → file: Business reason and end date (31 March) are both given.",
+			"✔ completed in file (turn 1)"}},
+		{"exception-escalated", []string{
+			"│ missing: Why; sent back 0 time(s) before",
+			"⇢ check-sections → draft: add the missing section(s): Why",
+			"│ missing: Why; sent back 2 time(s) before",
+			"⇢ check-sections → escalate: the note still lacks Why after two rounds",
+			"✔ completed in escalate (turn 1)"}},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			code, out, errs := run(t, "run", "--workspace", ws, "--store", t.TempDir(),
+				"--model-script", ws+"/model-scripts/"+tc.script+".model.yaml", "exception-request", msg)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s\n%s", code, errs, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
