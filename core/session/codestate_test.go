@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -217,4 +218,97 @@ tools.archmax_advance({ to: "stamp", reason: "go" });`)
 	if out.Kind != KindCompleted || out.State != "done" {
 		t.Fatalf("outcome %s in %s: %q", out.Kind, out.State, out.Rejected)
 	}
+}
+
+// entryFlow: every route into a code state (03 CS-10) — an agent's advance, a person's
+// decision, an on_error, a turn opening there, a reset to it — runs its script at once.
+const codeEntryFlow = `
+states:
+  screen:
+    type: code
+    script: scripts/count.js
+    triggers:
+      manual:
+    transitions:
+      - to: intake
+        description: Screened.
+  intake:
+    instructions: Take the request.
+    on_error: rescue
+    budget: { maxTurns: 1 }
+    transitions:
+      - to: review
+        description: Ready for a person.
+      - to: stamp
+        description: Ready to stamp.
+  review:
+    type: human
+    transitions:
+      - to: stamp
+        description: Approved.
+        type: approve
+  stamp:
+    type: code
+    script: scripts/stamp.js
+    transitions:
+      - to: done
+        description: Stamped.
+  rescue:
+    type: code
+    script: scripts/stamp.js
+    transitions:
+      - to: done
+        description: Rescued.
+  done:
+    instructions: Say it is done.
+`
+
+func codeEntryHarness(t *testing.T) *harness {
+	return newHarness(t, codeEntryFlow, map[string]string{
+		"workflows/wf/scripts/count.js": `export default async ({ tools, variables }) => {
+  await tools.archmax_set_variables({ variables: { screened: (variables.screened ?? 0) + 1 } });
+  tools.archmax_advance({ to: "intake", reason: "screened" });
+};`,
+		"workflows/wf/scripts/stamp.js": `export default async ({ tools, state }) => {
+  tools.archmax_advance({ to: "done", reason: "stamped in " + state });
+};`,
+	})
+}
+
+func TestEveryEntryIntoACodeStateRunsIt(t *testing.T) {
+	t.Run("turn opening and agent advance", func(t *testing.T) {
+		h := codeEntryHarness(t)
+		h.script(calls("", advance("stamp", "ready")), says("Done."))
+		out := h.send("e1", "go", nil)
+		if got := trailOf(out); got != "trigger:screen code:intake agent:stamp code:done" || out.Variables["screened"].Value != float64(1) {
+			t.Fatalf("trail %s, screened %v", got, out.Variables["screened"].Value)
+		}
+	})
+	t.Run("decision", func(t *testing.T) {
+		h := codeEntryHarness(t)
+		h.script(calls("", advance("review", "ready")), says("Handed to a person."))
+		parked := h.send("e2", "go", nil)
+		h.script(says("Done."))
+		out, err := h.engine().Decide(context.Background(), "e2", Decision{To: "stamp", ParkID: parked.Pending.ParkID})
+		must(t, err)
+		if got := trailOf(out); !strings.HasSuffix(got, "human:stamp code:done") || out.Kind != KindCompleted {
+			t.Fatalf("trail %s, %s", got, out.Kind)
+		}
+	})
+	t.Run("on_error", func(t *testing.T) {
+		h := codeEntryHarness(t)
+		h.script(calls("", call{"archmax_get_variables", map[string]any{}}), says("Done."))
+		out := h.send("e3", "go", nil)
+		if got := trailOf(out); got != "trigger:screen code:intake on_error:rescue code:done" {
+			t.Fatalf("trail %s", got)
+		}
+	})
+	t.Run("reset to the entry", func(t *testing.T) {
+		h := codeEntryHarness(t)
+		h.script(calls("", call{"archmax_reset", map[string]any{"reason": "start over"}}), calls("", advance("stamp", "ready")), says("Done."))
+		out := h.send("e4", "go", nil)
+		if got := trailOf(out); !strings.Contains(got, "reset:screen code:intake") || out.Variables["screened"].Value != float64(2) {
+			t.Fatalf("trail %s, screened %v", got, out.Variables["screened"].Value)
+		}
+	})
 }
