@@ -106,3 +106,20 @@ func unexpectedToken(raw string) string { return "Unexpected token " + raw }
 
 // reservedName is SB-06's diagnostic for a script using the wrapper's own parameter name.
 func reservedName(name string) string { return "'" + name + "' is reserved in sandbox scripts" }
+
+// msgNoDefaultExport is the SyntaxError of an `export default` in an agent script (AS-01, AS-05,
+// decision): an agent script has no state function; its result is its completion value.
+const msgNoDefaultExport = "export default is not available in agent scripts: the last expression statement (or a top-level return) is the result"
+
+// errorPrefix starts the text of every failed agent-script call (AS-05): "Error: <message>".
+const errorPrefix = "Error: "
+
+// replResetNote follows the error of an agent-script call that ended its REPL runtime (SB-04:
+// a timeout, a quota, an abort), so the model knows its earlier definitions are gone (AS-03).
+const replResetNote = "(The REPL was reset: variables and functions defined by earlier calls are gone.)"
+
+// truncationMarker ends an agent-script result cut to maxResultChars (AS-05); over counts the
+// UTF-16 units left out, max is the quota: "… [truncated: <over> characters over maxResultChars <max>]".
+func truncationMarker(over, max int) string {
+	return "\n… [truncated: " + strconv.Itoa(over) + " characters over maxResultChars " + strconv.Itoa(max) + "]"
+}

@@ -17,15 +17,16 @@ func init() {
 	regexp2.DefaultMatchTimeout = regexMatchTimeout
 }
 
-// preludeSource runs first in every runtime (CS-34, goja.md §1): SANDBOX_CONTRACT, the ES2024
+// preludeSource runs first in every runtime (CS-34, AS-01, goja.md §1): SANDBOX_CONTRACT (its
+// context, "code" or "ptc", is the second argument), the ES2024
 // library pieces goja lacks, queueMicrotask, an en-US Number#toLocaleString (goja's throws for
 // "en-US"), and size guards (MAX: 1e7 elements or UTF-16 units) in front of builtins that
 // could allocate without bound, since native builtins cannot be interrupted (goja.md §4, §5).
-const preludeSource = `(function (g) {
+const preludeSource = `(function (g, context) {
 "use strict";
 const MAX = 1e7;
 const hide = (o, name, value) => Object.defineProperty(o, name, { value, writable: true, configurable: true, enumerable: false });
-Object.defineProperty(g, "SANDBOX_CONTRACT", { value: Object.freeze({ context: "code", version: 3 }), enumerable: false });
+Object.defineProperty(g, "SANDBOX_CONTRACT", { value: Object.freeze({ context, version: 3 }), enumerable: false });
 
 hide(g, "structuredClone", function structuredClone(value) {
   const seen = new Map();
@@ -118,12 +119,18 @@ guard(String.prototype, "padEnd", function (n) { return count(n); });
 guard(Array.prototype, "fill", function () { return this.length; });
 guard(Array.prototype, "join", function () { return this.length; });
 guard(Array, "from", function (items) { return items == null ? 0 : count(items.length); });
-})(globalThis);
+})
 `
 
 var (
 	preludeOnce    sync.Once
 	preludeProgram *goja.Program
+)
+
+// Sandbox contexts, SANDBOX_CONTRACT.context (CS-34, AS-01).
+const (
+	contextCode = "code" // code and grader states
+	contextPTC  = "ptc"  // agent scripts: archmax_eval and archmax_run
 )
 
 // prelude returns the compiled prelude; a *goja.Program is immutable and shared by runtimes.
@@ -132,4 +139,15 @@ func prelude() *goja.Program {
 		preludeProgram = goja.MustCompile("<prelude>", preludeSource, true)
 	})
 	return preludeProgram
+}
+
+// installPrelude runs the prelude in vm for the given context (contextCode or contextPTC).
+func installPrelude(vm *goja.Runtime, context string) error {
+	fn, err := vm.RunProgram(prelude())
+	if err != nil {
+		return err
+	}
+	call, _ := goja.AssertFunction(fn)
+	_, err = call(goja.Undefined(), vm.GlobalObject(), vm.ToValue(context))
+	return err
 }

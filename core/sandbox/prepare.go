@@ -54,31 +54,64 @@ type prepared struct {
 	hasDefault bool // an `export default` (or `export {x as default}`) exists
 	layout     layout
 	err        error
+	// srcName is the name the program was compiled under, which its stack frames carry: the file
+	// for code states and archmax_run files, "<eval:…>" (unique per source) for archmax_eval.
+	srcName string
 }
 
-var prepCache = newLRU(prepCacheEntries)
+// prepKind selects the preparation of a sandbox context (SB-06): a code state's, or an agent
+// script's (kind ptc: top-level return allowed, declarations exported to the REPL's global
+// object, expression statements captured as the completion value; see repl_prepare.go).
+type prepKind byte
+
+const (
+	kindCode prepKind = iota
+	kindPTC
+)
+
+// prepCache holds code-state programs; agent scripts (mostly one-off evals) have their own, so
+// they never evict a workflow's code states.
+var prepCache, replPrepCache = newLRU(prepCacheEntries), newLRU(prepCacheEntries)
 
 func prepareCached(file string, src []byte) *prepared {
+	return prepareKindCached(kindCode, file, src)
+}
+
+func prepareKindCached(kind prepKind, file string, src []byte) *prepared {
+	cache := prepCache
+	if kind != kindCode {
+		cache = replPrepCache
+	}
 	h := sha256.New()
 	h.Write([]byte(file))
 	h.Write([]byte{0})
 	h.Write(src)
 	var key [sha256.Size]byte
 	h.Sum(key[:0])
-	if p, ok := prepCache.get(key); ok {
+	if p, ok := cache.get(key); ok {
 		return p
 	}
-	p := prepare(file, string(src))
-	prepCache.put(key, p)
+	p := prepareKind(kind, file, string(src))
+	cache.put(key, p)
 	return p
 }
 
 func prepare(file, src string) *prepared {
-	rw := &rewriter{file: file, src: src, srcLines: lineStarts(src), body: []byte(src)}
+	return prepareKind(kindCode, file, src)
+}
+
+func prepareKind(kind prepKind, file, src string) *prepared {
+	rw := &rewriter{file: file, srcName: file, kind: kind, src: src, srcLines: lineStarts(src), body: []byte(src)}
+	if kind == kindPTC && file == evalFile {
+		rw.srcName = evalSourceName(src)
+	}
 	for {
 		lay := rw.layout(nil)
-		prg, err := parser.ParseFile(nil, file, lay.code, 0, parser.WithDisableSourceMaps)
+		prg, err := parser.ParseFile(nil, rw.srcName, lay.code, 0, parser.WithDisableSourceMaps)
 		if err == nil {
+			if kind == kindPTC && rw.hasDefault {
+				return &prepared{err: rw.syntaxErr(rw.defaultAt, msgNoDefaultExport)}
+			}
 			return rw.finish(prg, lay)
 		}
 		var list parser.ErrorList
@@ -108,12 +141,17 @@ func prepare(file, src string) *prepared {
 // rewriter holds one source's preparation state. body has the source's exact length.
 type rewriter struct {
 	file       string
+	srcName    string // the name the program is parsed and compiled under
+	kind       prepKind
 	src        string
 	srcLines   []int
 	body       []byte
 	module     bool
 	hasDefault bool
+	defaultAt  int      // body offset of the first default export
+	strict     bool     // ptc: the source's own "use strict" directive, moved before the header
 	header     []string // binding statements for harness imports
+	exports    []string // ptc: statements exporting top-level declarations (repl_prepare.go)
 	suffix     []string // `__cs.d=name;` for default exports of named declarations
 	sites      []int    // body offsets of rewritten import/export keywords
 	markers    []int    // body offsets where defaultMarker was written
@@ -126,11 +164,14 @@ func (rw *rewriter) layout(body []byte) layout {
 	}
 	var b strings.Builder
 	b.WriteString(wrapOpen)
-	if rw.module {
+	if rw.module || rw.strict {
 		b.WriteString(`"use strict";`)
 	}
 	for _, h := range rw.header {
 		b.WriteString(h)
+	}
+	for _, e := range rw.exports {
+		b.WriteString(e)
 	}
 	start := b.Len()
 	b.Write(body)
@@ -366,7 +407,7 @@ func (rw *rewriter) claimDefault(off int) error {
 	if rw.hasDefault {
 		return rw.syntaxErr(off, msgDuplicateDefault)
 	}
-	rw.hasDefault = true
+	rw.hasDefault, rw.defaultAt = true, off
 	return nil
 }
 
@@ -423,7 +464,7 @@ func (rw *rewriter) finish(prg *ast.Program, lay layout) *prepared {
 				fail = rw.syntaxErr(off, reservedName(csName))
 			}
 		case *ast.ReturnStatement:
-			if !inFunc {
+			if !inFunc && rw.kind != kindPTC { // AS-05: an agent script may return its result
 				fail = rw.syntaxErr(offsetOf(int(n.Return)), msgIllegalReturn)
 			}
 		case *ast.RegExpLiteral:
@@ -435,7 +476,11 @@ func (rw *rewriter) finish(prg *ast.Program, lay layout) *prepared {
 	if fail != nil {
 		return &prepared{err: fail}
 	}
-	if len(fixes) > 0 {
+	var plan *replPlan
+	if rw.kind == kindPTC {
+		plan = rw.planREPL(fn, lay, base) // may add the export header and the strict prefix
+	}
+	if len(fixes) > 0 || plan.changesLayout() {
 		sort.Ints(fixes)
 		fixes = dedupe(fixes)
 		body := make([]byte, 0, len(rw.body)+len(fixes)*len(unicodeEscapeFix))
@@ -451,9 +496,16 @@ func (rw *rewriter) finish(prg *ast.Program, lay layout) *prepared {
 		lay = rw.layout(body)
 		lay.inserts = inserts
 		var err error
-		if prg, err = parser.ParseFile(nil, rw.file, lay.code, 0, parser.WithDisableSourceMaps); err != nil {
-			return &prepared{err: rw.syntaxErr(fixes[0], err.Error())}
+		if prg, err = parser.ParseFile(nil, rw.srcName, lay.code, 0, parser.WithDisableSourceMaps); err != nil {
+			at := 0
+			if len(fixes) > 0 {
+				at = fixes[0]
+			}
+			return &prepared{err: rw.syntaxErr(at, err.Error())}
 		}
+	}
+	if plan != nil {
+		plan.apply(prg)
 	}
 	program, err := goja.CompileAST(prg, false)
 	if err != nil {
@@ -468,7 +520,7 @@ func (rw *rewriter) finish(prg *ast.Program, lay layout) *prepared {
 		}
 		return &prepared{err: rw.syntaxErr(off, err.Error())}
 	}
-	return &prepared{program: program, module: rw.module, hasDefault: rw.hasDefault, layout: lay}
+	return &prepared{program: program, module: rw.module, hasDefault: rw.hasDefault, layout: lay, srcName: rw.srcName}
 }
 
 // nestedSite reports the first rewritten import/export keyword that lies inside a top-level

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -149,6 +150,14 @@ type runner struct {
 	stringify   goja.Callable // JSON.stringify
 	toString    goja.Callable // String
 
+	// intMu guards live and interrupted: the VM may be interrupted only while the run's body
+	// executes, so a runtime that outlives the run (the REPL's) knows whether it was (SB-04).
+	intMu       sync.Mutex
+	live        bool
+	interrupted bool
+	stopped     bool // the run's context ended before its body returned (timeout, quota, abort)
+	overflowed  bool // a StackOverflowError unwound the VM
+
 	calls      int
 	callSeq    int
 	inbound    int64
@@ -164,6 +173,16 @@ type runner struct {
 type callSite struct{ line, col int }
 
 func (r *runner) execute(parent context.Context) error {
+	vm := goja.New()
+	vm.SetMaxCallStackSize(maxCallStackSize)
+	return r.bounded(parent, vm, r.evaluate)
+}
+
+// bounded runs body on vm under the run's quotas (CS-61, CS-62, OQ-2, OQ-3): the timeout and
+// the caller's cancellation interrupt the VM (SB-04) and end the loop's waits, the heap watchdog
+// watches the run, and host calls still pending when body returns are cancelled (SB-05). The
+// result is the context's error when the context ended, else body's.
+func (r *runner) bounded(parent context.Context, vm *goja.Runtime, body func() error) error {
 	if parent.Err() != nil {
 		return &AbortError{Cause: context.Cause(parent)}
 	}
@@ -171,11 +190,12 @@ func (r *runner) execute(parent context.Context) error {
 	ctx, cancelTimeout := context.WithTimeoutCause(base, time.Duration(r.limits.timeoutMs)*time.Millisecond,
 		&TimeoutError{TimeoutMs: r.limits.timeoutMs})
 	r.parent, r.ctx, r.cancel = parent, ctx, cancel
-	r.vm = goja.New()
-	r.vm.SetMaxCallStackSize(maxCallStackSize)
+	r.vm = vm
 	r.loop.wake = make(chan struct{}, 1)
-	vm := r.vm
-	stopInterrupt := context.AfterFunc(ctx, func() { vm.Interrupt(errInterrupted) }) // SB-04
+	r.intMu.Lock()
+	r.live = true
+	r.intMu.Unlock()
+	stopInterrupt := context.AfterFunc(ctx, r.interrupt) // SB-04
 	unwatch := heapWatch.register(r.limits.memoryLimit, func() { cancel(r.memoryError()) })
 	defer func() {
 		unwatch()
@@ -183,11 +203,26 @@ func (r *runner) execute(parent context.Context) error {
 		cancel(errRunEnded) // before cancelTimeout, so pending calls see errRunEnded (SB-05)
 		cancelTimeout()
 	}()
-	err := r.evaluate()
+	err := body()
+	r.intMu.Lock()
+	r.live = false // from here on nothing interrupts vm
+	r.intMu.Unlock()
 	if ctx.Err() != nil {
+		r.stopped = true
 		return r.contextError()
 	}
 	return err
+}
+
+// interrupt stops the JavaScript running on the VM (SB-04); it is a no-op once the run's body
+// returned. It may be called from any goroutine.
+func (r *runner) interrupt() {
+	r.intMu.Lock()
+	defer r.intMu.Unlock()
+	if r.live {
+		r.vm.Interrupt(errInterrupted)
+		r.interrupted = true
+	}
 }
 
 var errInterrupted = errors.New("sandbox: run stopped")
@@ -206,7 +241,7 @@ func (r *runner) contextError() error {
 // evaluate runs CS-24's forms: the program to completion, then the registered state function.
 func (r *runner) evaluate() error {
 	vm := r.vm
-	if _, err := vm.RunProgram(prelude()); err != nil {
+	if err := installPrelude(vm, contextCode); err != nil {
 		return r.jsError(err)
 	}
 	if err := r.install(); err != nil {
@@ -569,7 +604,7 @@ func (r *runner) memoryError() *QuotaError {
 func (r *runner) fail(err *QuotaError) goja.Value {
 	p := r.rejected(r.newError(err.Message))
 	r.cancel(err)
-	r.vm.Interrupt(errInterrupted) // at once; the context's AfterFunc would land a little later
+	r.interrupt() // at once; the context's AfterFunc would land a little later
 	return p
 }
 
@@ -638,6 +673,7 @@ func (r *runner) jsError(err error) error {
 	var ex *goja.Exception
 	switch {
 	case errors.As(err, &so):
+		r.overflowed = true
 		return &QuotaError{Message: callStackExceeded(maxCallStackSize)}
 	case errors.As(err, &ex):
 		return r.scriptError(ex.Value(), ex)
@@ -690,7 +726,7 @@ func (r *runner) describe(v goja.Value) string {
 // scriptPosition returns the first frame of the script itself (prelude frames skipped).
 func (r *runner) scriptPosition(frames []goja.StackFrame) *callSite {
 	for _, f := range frames {
-		if f.SrcName() == r.file {
+		if f.SrcName() == r.prep.srcName {
 			p := f.Position()
 			return &callSite{line: p.Line, col: p.Column}
 		}
@@ -700,7 +736,7 @@ func (r *runner) scriptPosition(frames []goja.StackFrame) *callSite {
 
 // stackPosition parses the first "<file>:<line>:<col>" frame of an Error's stack text.
 func (r *runner) stackPosition(stack string) *callSite {
-	prefix := r.file + ":"
+	prefix := r.prep.srcName + ":"
 	for _, line := range strings.Split(stack, "\n") {
 		i := strings.Index(line, prefix)
 		if i < 0 {

@@ -352,6 +352,11 @@ func (r *run) dispatch(st *spec.State, origin kernel.Origin, callID, tool string
 	var isErr bool
 	var eff callEffect
 	switch {
+	case tool == spec.EvalTool || tool == spec.RunTool:
+		var err error
+		if text, isErr, err = r.runScript(st, callID, tool, args); err != nil {
+			return "", false, false, eff, err
+		}
 	case spec.IsControlTool(tool):
 		text, isErr, eff = r.control(st, origin, callID, tool, args)
 	case tool == writeTodosTool:

@@ -254,6 +254,10 @@ func prettyJSON(v any) string {
 
 // controlSpecs are the model-facing descriptions and input schemas of the controls.
 var controlSpecs = map[string]struct{ desc, schema string }{
+	spec.EvalTool: {evalDescription,
+		`{"type":"object","properties":{"code":{"type":"string","description":` + jsonString(evalCodeParam) + `}},"required":["code"]}`},
+	spec.RunTool: {runDescription,
+		`{"type":"object","properties":{"file_path":{"type":"string","description":` + jsonString(runPathParam) + `},"args":{"type":"object","description":` + jsonString(runArgsParam) + `}},"required":["file_path"]}`},
 	spec.AdvanceTool: {
 		"Move the run along one of the current state's transitions when its work is done. `to` is the target state's slug (listed in the prompt); `reason` is what the next state reads about why the run moved.",
 		`{"type":"object","properties":{"to":{"type":"string","description":"The target state's slug."},"reason":{"type":"string","description":"Why the run moves; the next state reads it."},"evidence":{"type":"array","items":{"type":"string"},"description":"Only when advancing into a human decision state: workspace paths the person should see (at most 20)."}},"required":["to","reason"]}`,
@@ -286,4 +290,10 @@ var controlSpecs = map[string]struct{ desc, schema string }{
 		"Read the session's whole transcript and audit trail as JSON text {messages, trail}, as it stood when this state was entered.",
 		`{"type":"object","properties":{}}`,
 	},
+}
+
+// jsonString is s as a JSON string literal.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -260,6 +260,7 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 	if newTurn {
 		r.beginTurn()
 	}
+	defer r.closeScripts()
 	return fn(r)
 }
 
@@ -366,7 +367,7 @@ var implemented = func() map[string]bool {
 	for _, t := range workspace.Tools() {
 		m[t] = true
 	}
-	for _, t := range []string{spec.AdvanceTool, spec.RaiseTool, spec.ResetTool, spec.WaitTool, spec.GetVariablesTool, spec.SetVariablesTool, spec.GetHistoryTool, writeTodosTool} {
+	for _, t := range []string{spec.AdvanceTool, spec.RaiseTool, spec.ResetTool, spec.WaitTool, spec.GetVariablesTool, spec.SetVariablesTool, spec.GetHistoryTool, writeTodosTool, spec.EvalTool, spec.RunTool} {
 		m[t] = true
 	}
 	return m

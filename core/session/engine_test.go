@@ -583,17 +583,6 @@ func TestTruncatedToolCallIsNeverRun(t *testing.T) {
 	}
 }
 
-// GOV-12: a spec tool this runtime does not offer yet is answered "not a tool", never with
-// an internal error.
-func TestUnimplementedSpecToolIsNotATool(t *testing.T) {
-	h := newHarness(t, twoAgents, nil)
-	h.script(calls("", call{"archmax_eval", map[string]any{"code": "1"}}), says("ok"))
-	out := h.send("s1", "hi", nil)
-	if m := toolMessage(t, out, "archmax_eval", 0); m.Text != notATool("archmax_eval") {
-		t.Errorf("archmax_eval = %q", m.Text)
-	}
-}
-
 // DESIGN §6: the engine never checkpoints a history Bedrock would refuse: a tool call with an
 // invalid name is dropped (and with nothing else in the answer, the state fails).
 func TestMalformedToolCallIsNotCheckpointed(t *testing.T) {

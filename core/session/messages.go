@@ -262,3 +262,19 @@ func graderOpening(state, from, reason string) string {
 	}
 	return s + "\nRead the history and the work, then decide."
 }
+
+// Agent scripts (spec 03 §4.7: the two tools' descriptions are model-facing protocol, emitted
+// verbatim; AS-05: the unreadable-file answer).
+const (
+	evalDescription = "Evaluate JavaScript in a sandboxed REPL with persistent state across calls, console capture, and `tools.*` for calls to this state's tools. Prefer it over many small tool calls when work is loops, filtering, or arithmetic. Every `tools.*` call is governed by the workflow graph exactly as a direct call is."
+	evalCodeParam   = "JavaScript to evaluate. The last expression is returned."
+	runDescription  = "Run an authored workspace JavaScript file in the same sandboxed REPL as `archmax_eval`, with `tools.*` for calls to this state's tools. The script reads its input as the global `args`: the arguments you pass plus `args.variables`, the session's variables by name. Which files may run is enforced by the workflow graph."
+	runPathParam    = "Workspace-relative path, e.g. skills/orders/scripts/check.js."
+	runArgsParam    = "Exposed to the script as global `args`, beside `args.variables`."
+	evalNoCode      = "archmax_eval rejected: 'code' must be a non-empty string of JavaScript."
+	runNoPath       = "archmax_run rejected: 'file_path' must name a script file, e.g. skills/orders/scripts/check.js."
+)
+
+func scriptUnreadable(path string) string {
+	return fmt.Sprintf("error: cannot read script '%s' from the agent workspace.", path)
+}

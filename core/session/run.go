@@ -15,6 +15,7 @@ import (
 	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/machine"
 	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/sandbox"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/transcript"
@@ -60,9 +61,10 @@ type run struct {
 	// steps this invocation took (r.steps counts the whole turn's).
 	continuing   bool
 	callSteps    int
-	startVersion int64 // the head version the call started from
-	failing      bool  // abandon is committing a failure (LastError stays)
-	opened       bool  // the call's first commit happened (WithTurnOpened reported it)
+	startVersion int64         // the head version the call started from
+	failing      bool          // abandon is committing a failure (LastError stays)
+	opened       bool          // the call's first commit happened (WithTurnOpened reported it)
+	scripts      *sandbox.REPL // the call's agent-script REPL (archmax_eval / archmax_run), lazily
 }
 
 // settlement is how the state loop ended.

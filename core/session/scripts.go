@@ -1,0 +1,149 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/archmax-ai/archmax/core/kernel"
+	"github.com/archmax-ai/archmax/core/sandbox"
+	"github.com/archmax-ai/archmax/core/spec"
+)
+
+// Agent scripts: archmax_eval and archmax_run (spec 03 §4). Both evaluate in one REPL per
+// engine call — the agent invocation of this turn (DESIGN.md §4: a Lambda keeps no memory
+// between invocations, so REPL state lives for the calls of one invocation) — closed when
+// the call ends. Their tools.* calls are governed against the agent's current state with
+// origin "script"; no control tool is ever on their surface (AS-30).
+
+// runScript answers one archmax_eval or archmax_run call that governance allowed: the
+// script's text (AS-05), and whether it is an error result.
+func (r *run) runScript(st *spec.State, callID, tool string, args map[string]any) (string, bool, error) {
+	call := &sandbox.ScriptCall{Tools: r.scriptTools(st), NextCallID: r.e.nextPtcID}
+	set := r.sp.Settings
+	call.Quotas = sandbox.Quotas{TimeoutMs: set.TimeoutMs, MaxPtcCalls: set.MaxPtcCalls,
+		MaxResultChars: set.MaxResultChars, MemoryLimitBytes: set.MemoryLimitBytes}
+	switch tool {
+	case spec.EvalTool:
+		code, ok := args["code"].(string)
+		if !ok || strings.TrimSpace(code) == "" {
+			return evalNoCode, true, nil
+		}
+		call.Source = []byte(code)
+	case spec.RunTool:
+		path, _ := args["file_path"].(string)
+		if strings.TrimSpace(path) == "" {
+			return runNoPath, true, nil
+		}
+		src, err := r.ws.ReadFile(r.ctx, path)
+		if err != nil {
+			if r.ctx.Err() != nil {
+				return "", false, r.ctx.Err()
+			}
+			return scriptUnreadable(path), true, nil // AS-05
+		}
+		scriptArgs := map[string]any{}
+		if m, ok := args["args"].(map[string]any); ok {
+			for k, v := range m {
+				scriptArgs[k] = v
+			}
+		}
+		scriptArgs["variables"] = r.vars() // AS-10: the runtime's snapshot wins
+		call.File, call.Source, call.Args = strings.TrimPrefix(path, "/"), src, scriptArgs
+	}
+	h := &scriptHost{r: r, st: st}
+	res, err := r.repl().Run(r.ctx, call, h)
+	h.close()
+	if err != nil {
+		return "", false, fmt.Errorf("%s: %w", tool, err)
+	}
+	var abort *sandbox.AbortError
+	if errors.As(res.Err, &abort) || r.ctx.Err() != nil {
+		return "", false, r.ctx.Err() // a cancelled turn answers nothing more
+	}
+	return res.Text, res.Error, nil
+}
+
+// scriptTools is the surface an agent script's tools object offers: the state's surface
+// without any control tool, `eval` or `task` (AS-30, AS-31).
+func (r *run) scriptTools(st *spec.State) []sandbox.Tool {
+	var out []sandbox.Tool
+	for _, name := range r.surfaceOf(st.Slug).names {
+		if spec.IsControlTool(name) || name == "eval" || name == "task" {
+			continue
+		}
+		out = append(out, sandbox.Tool{Name: name})
+	}
+	return out
+}
+
+// repl returns the call's agent-script REPL, created on first use.
+func (r *run) repl() *sandbox.REPL {
+	if r.scripts == nil {
+		r.scripts = sandbox.NewREPL()
+	}
+	return r.scripts
+}
+
+// closeScripts releases the call's REPL (AS-03: the context ends with the invocation).
+func (r *run) closeScripts() {
+	if r.scripts != nil {
+		r.scripts.Close()
+		r.scripts = nil
+	}
+}
+
+// scriptHost routes an agent script's tools.* calls: governed against the agent's current
+// state with origin "script", events as any call (AS-30, BR-*). Calls arrive on their own
+// goroutines; mu guards the run while a call is governed or reported.
+type scriptHost struct {
+	r  *run
+	st *spec.State
+
+	mu     sync.Mutex
+	closed bool
+}
+
+func (h *scriptHost) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+}
+
+// Call implements sandbox.Host.
+func (h *scriptHost) Call(ctx context.Context, tool, callID string, raw json.RawMessage) (string, error) {
+	r := h.r
+	aborted := fmt.Errorf("Tool '%s' failed: the turn was aborted", tool)
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return "", aborted
+	}
+	args, ref := r.govern(h.st, kernel.OriginScript, callID, tool, decodeArgs(raw))
+	if ref != nil {
+		h.mu.Unlock()
+		return "", errors.New(ref.text)
+	}
+	r.emitCalled(h.st.Slug, kernel.OriginScript, callID, tool, args)
+	h.mu.Unlock()
+	start := r.e.cfg.Clock()
+	text, isErr, err := r.callTool(ctx, tool, callID, h.st.Slug, args)
+	if err != nil {
+		return "", aborted
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return "", aborted
+	}
+	r.emitResult(h.st.Slug, kernel.OriginScript, callID, tool, text, isErr, start)
+	return text, nil
+}
+
+// Control implements sandbox.Host: an agent script has no control tools (AS-30).
+func (h *scriptHost) Control(tool, _ string, _ json.RawMessage) (string, error) {
+	return "", errors.New(notATool(tool))
+}
