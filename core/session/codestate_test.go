@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/transcript"
@@ -311,4 +312,37 @@ func TestEveryEntryIntoACodeStateRunsIt(t *testing.T) {
 			t.Fatalf("trail %s, screened %v", got, out.Variables["screened"].Value)
 		}
 	})
+}
+
+// 03 CS-61/CS-62, OQ-2, OQ-3: hostile code-state scripts stop within their bound and fail the
+// state through its on_error with the reason the spec gives; the session never hangs.
+func TestCodeStateQuotasRouteThroughOnError(t *testing.T) {
+	big := strings.Repeat("x", 1<<20)
+	for _, tc := range []struct {
+		name, script, want string
+		vars               map[string]any
+	}{
+		{"infinite loop", "while (true) {}", "code state 'screen' timed out after 400 ms", nil},
+		{"never-settling await", "await new Promise(() => {});", "code state 'screen' failed", nil},
+		{"runaway recursion", "const f = (n) => f(n + 1) + 1; f(0);", "call stack", nil},
+		{"huge repeat", `"x".repeat(2 ** 30);`, "result too large", nil},
+		{"1 MB result", `await tools.archmax_get_variables();`, "exceeds maxResultChars", map[string]any{"big": big}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := codeHarness(t, tc.script)
+			h.script(says("Something went wrong."))
+			start := time.Now()
+			out := h.send("q1", "go", tc.vars)
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("took %v", took)
+			}
+			if out.State != "explain" || !strings.Contains(trailOf(out), "on_error:explain") {
+				t.Fatalf("outcome in %s, trail %s", out.State, trailOf(out))
+			}
+			n := notes(out)
+			if len(n) == 0 || !strings.Contains(n[len(n)-1].Text, tc.want) {
+				t.Errorf("error note = %+v, want it to contain %q", n, tc.want)
+			}
+		})
+	}
 }
