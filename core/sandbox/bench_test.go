@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strconv"
 	"testing"
 )
 
@@ -69,4 +70,28 @@ func BenchmarkCodeStateHistory200(b *testing.B) {
 		b.Fatal(err)
 	}
 	benchRun(b, src, &benchHost{history: string(history)})
+}
+
+// BenchmarkCodeStateRunUncompiled is BenchmarkCodeStateRun with a source the cache has never
+// seen each time (a trailing comment with the iteration): source preparation and goja
+// compilation on every run — the cost a warm container saves per content hash.
+func BenchmarkCodeStateRunUncompiled(b *testing.B) {
+	base := `import { defineCodeState } from "@archmax-ai/harness/sandbox";
+export default defineCodeState(async ({ variables, tools }) => {
+  const history = JSON.parse(await tools.archmax_get_history());
+  const [a, c] = await Promise.all([tools.fetch_doc({ n: history.messages.length }), tools.readFile({ file_path: "notes.md" })]);
+  await tools.archmax_advance({ to: "next", reason: "read " + history.messages.length + " messages " + a + c });
+});
+// `
+	host := &benchHost{history: `{"messages":[{"role":"user","text":"hi"}],"trail":[]}`}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		run := &CodeStateRun{File: "scripts/bench.js", Source: []byte(base + strconv.Itoa(i)), State: "check",
+			Variables: map[string]any{"watchTool": "fetch_doc"}, Tools: benchTools}
+		if err := RunCodeState(context.Background(), run, host); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -189,3 +189,31 @@ func TestGraderMaxTurns(t *testing.T) {
 		t.Errorf("notes = %+v", m)
 	}
 }
+
+// Issue 7: a grader's advance into a human state hands off with the one reply-only message
+// (on the agent role; K5-2: every tool call refused), then parks awaiting the decision.
+func TestGraderHandsOffToAHumanState(t *testing.T) {
+	flow := strings.Replace(graderFlow, `      - to: publish
+        description: The draft names a date.`, `      - to: signoff
+        description: The draft names a date; a person signs it off.`, 1) + `  signoff:
+    type: human
+    transitions:
+      - to: publish
+        description: Signed off.
+        type: approve
+`
+	h := newHarness(t, flow, nil)
+	h.script(
+		calls("", call{"archmax_advance", map[string]any{"to": "check", "reason": "ready"}}),
+		calls("", call{"archmax_advance", map[string]any{"to": "signoff", "reason": "dated"}}),
+		says("A person will sign your draft off."),
+	)
+	out := h.send("g6", "write it", nil)
+	if out.Kind != KindParked || out.ParkedChannel != ChannelDecision || out.State != "signoff" || out.Reply != "A person will sign your draft off." {
+		t.Fatalf("outcome %s/%s in %s: %q", out.Kind, out.ParkedChannel, out.State, out.Reply)
+	}
+	last := h.model.requests[len(h.model.requests)-1]
+	if last.Metadata["archmax.role"] != "agent" || last.Metadata["archmax.state"] != "signoff" {
+		t.Errorf("handoff call: role %s in %s, want the agent's reply-only call in signoff", last.Metadata["archmax.role"], last.Metadata["archmax.state"])
+	}
+}
