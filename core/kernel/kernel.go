@@ -499,6 +499,8 @@ func rulePerStateDefaults(p *Policy, st *spec.State, a Action) *Verdict {
 		return false
 	}
 	switch {
+	case st != nil && (st.Type == "code" || st.Type == "grader") && slices.Contains(spec.AutomatedExcludedTools, a.Tool):
+		// never offered to automated states, even when granted (01 §7.6, 03 CS-04, GR-04)
 	case len(own) > 0:
 		if tryEntries(own) {
 			return &Verdict{Allow: true, RuleID: RuleAllowed}

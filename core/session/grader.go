@@ -74,6 +74,10 @@ func (r *run) graderStep(st *spec.State) (stepResult, error) {
 		conv = append(conv, assistantTurn(resp.Message, calls))
 		results := make([]model.Block, 0, len(calls))
 		for _, c := range calls {
+			if ctx.Err() != nil && r.ctx.Err() == nil {
+				// the time budget ran out mid-message: nothing more runs
+				return stepResult{failure: graderTimedOut(st.Slug, st.Budget.TimeoutMs)}, nil
+			}
 			text, isErr, err := g.call(ctx, c)
 			if err != nil {
 				return stepResult{}, err
@@ -215,10 +219,10 @@ func (g *grader) control(tool, callID string, args map[string]any) (string, erro
 		}
 		to, reason, problem := r.checkAdvance(st, args)
 		if problem != "" {
-			return "", errors.New(problem)
+			return "", errors.New(advanceRejectedPrefix + problem)
 		}
 		g.decided, g.advanceTo, g.advanceReason, g.decisionCall = true, to, reason, callID
-		return replyAdvanced(to), nil
+		return replyGraderAdvance(to), nil
 	case spec.RaiseTool:
 		if g.decided {
 			return "", errors.New(graderAlreadyDecided(st.Slug))
@@ -228,7 +232,7 @@ func (g *grader) control(tool, callID string, args map[string]any) (string, erro
 			return "", errors.New("archmax_raise rejected: " + problem)
 		}
 		g.decided, g.raise, g.decisionCall = true, &Exit{Code: code, Reason: reason}, callID
-		return replyRaised(code), nil
+		return replyGraderRaise(code), nil
 	case spec.GetVariablesTool:
 		text, ok := r.getVariables(args)
 		if !ok {

@@ -217,3 +217,30 @@ func TestGraderHandsOffToAHumanState(t *testing.T) {
 		t.Errorf("handoff call: role %s in %s, want the agent's reply-only call in signoff", last.Metadata["archmax.role"], last.Metadata["archmax.state"])
 	}
 }
+
+// 01 §7.6, GR-04/GR-13: tools never offered to automated states (write_todos, archmax_eval, …)
+// are refused by governance when a grader calls them anyway — tool.not-allowed, never an
+// internal error.
+func TestGraderCannotCallAgentOnlyTools(t *testing.T) {
+	h := newHarness(t, graderFlow, nil)
+	h.script(
+		calls("", call{"archmax_advance", map[string]any{"to": "check", "reason": "ready"}}),
+		calls("", call{"write_todos", map[string]any{"todos": []any{}}}, call{"archmax_eval", map[string]any{"code": "1"}}),
+		calls("", call{"archmax_advance", map[string]any{"to": "publish", "reason": "dated"}}),
+		says("Published."),
+	)
+	h.send("g7", "write it", nil)
+	blocked := map[string]string{}
+	for _, ev := range h.eventsOf(events.ToolBlocked) {
+		blocked[ev.Str("tool")] = ev.Str("ruleId")
+	}
+	if blocked["write_todos"] != "tool.not-allowed" || blocked["archmax_eval"] != "tool.not-allowed" {
+		t.Errorf("blocked = %v", blocked)
+	}
+	conv := h.model.requests[2].Messages
+	for _, b := range conv[len(conv)-1].Content {
+		if strings.Contains(b.ToolResult.Content, "unknown tool") || b.ToolResult.Status != "error" {
+			t.Errorf("grader tool result = %+v", b.ToolResult)
+		}
+	}
+}

@@ -215,6 +215,14 @@ func graderUndecided(state string) string {
 	return fmt.Sprintf("grader state '%s' finished without calling archmax_advance or archmax_raise", state)
 }
 
+func replyGraderAdvance(to string) string {
+	return fmt.Sprintf("Recorded: the session moves to '%s' when the grader finishes.", to)
+}
+
+func replyGraderRaise(code string) string {
+	return fmt.Sprintf("Recorded: the session ends as failed (%s) when the grader finishes.", code)
+}
+
 func graderAlreadyDecided(state string) string {
 	return fmt.Sprintf("grader state '%s' has already decided this run", state)
 }
@@ -273,6 +281,7 @@ const (
 	runArgsParam    = "Exposed to the script as global `args`, beside `args.variables`."
 	evalNoCode      = "archmax_eval rejected: 'code' must be a non-empty string of JavaScript."
 	runNoPath       = "archmax_run rejected: 'file_path' must name a script file, e.g. skills/orders/scripts/check.js."
+	runArgsNotMap   = "archmax_run rejected: 'args' must be an object (a mapping of names to values); the script reads it as the global `args`."
 )
 
 func scriptUnreadable(path string) string {

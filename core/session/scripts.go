@@ -46,10 +46,14 @@ func (r *run) runScript(st *spec.State, callID, tool string, args map[string]any
 			return scriptUnreadable(path), true, nil // AS-05
 		}
 		scriptArgs := map[string]any{}
-		if m, ok := args["args"].(map[string]any); ok {
+		switch m := args["args"].(type) {
+		case nil:
+		case map[string]any:
 			for k, v := range m {
 				scriptArgs[k] = v
 			}
+		default:
+			return runArgsNotMap, true, nil
 		}
 		scriptArgs["variables"] = r.vars() // AS-10: the runtime's snapshot wins
 		call.File, call.Source, call.Args = strings.TrimPrefix(path, "/"), src, scriptArgs
