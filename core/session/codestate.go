@@ -61,8 +61,9 @@ func (r *run) codeStep(st *spec.State) (stepResult, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// host calls still in flight were cancelled by the sandbox; from here on they must not
-	// touch the run (which moves on without the lock)
+	// touch the run (which moves on without the lock) — their results are settled here
 	h.closed = true
+	h.calls.settle(&h.mu, r, st.Slug, kernel.OriginCode)
 	var abort *sandbox.AbortError
 	if errors.As(runErr, &abort) || r.ctx.Err() != nil {
 		// a cancelled turn applies no outcome at all (03 CS-44)
@@ -132,6 +133,7 @@ type codeHost struct {
 
 	mu                                      sync.Mutex
 	closed                                  bool // the run is over: late host calls are dropped
+	calls                                   hostCalls
 	decided                                 bool
 	advanceTo, advanceReason, advanceCallID string
 	raise                                   *Exit
@@ -163,18 +165,21 @@ func (h *codeHost) Call(ctx context.Context, tool, callID string, raw json.RawMe
 		return "", errors.New(ref.text)
 	}
 	r.emitCalled(h.st.Slug, kernel.OriginCode, callID, tool, args)
-	h.mu.Unlock()
 	start := r.e.cfg.Clock()
+	h.calls.add(callID, tool, start)
+	h.mu.Unlock()
 	text, isErr, err := r.callTool(ctx, tool, callID, h.st.Slug, args)
 	if err != nil {
-		return "", aborted
+		text, isErr = aborted.Error(), true
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
+	if h.calls.finish(callID, text, isErr, h.closed) {
+		r.emitResult(h.st.Slug, kernel.OriginCode, callID, tool, text, isErr, start)
+	}
+	if err != nil || h.closed {
 		return "", aborted
 	}
-	r.emitResult(h.st.Slug, kernel.OriginCode, callID, tool, text, isErr, start)
 	return text, nil
 }
 

@@ -60,7 +60,10 @@ func (r *run) runScript(st *spec.State, callID, tool string, args map[string]any
 	}
 	h := &scriptHost{r: r, st: st}
 	res, err := r.repl().Run(r.ctx, call, h)
-	h.close()
+	h.mu.Lock()
+	h.closed = true
+	h.calls.settle(&h.mu, r, st.Slug, kernel.OriginScript)
+	h.mu.Unlock()
 	if err != nil {
 		return "", false, fmt.Errorf("%s: %w", tool, err)
 	}
@@ -108,13 +111,8 @@ type scriptHost struct {
 	st *spec.State
 
 	mu     sync.Mutex
-	closed bool
-}
-
-func (h *scriptHost) close() {
-	h.mu.Lock()
-	h.closed = true
-	h.mu.Unlock()
+	closed bool // the script ended: late results are settled by runScript, never returned
+	calls  hostCalls
 }
 
 // Call implements sandbox.Host.
@@ -132,18 +130,21 @@ func (h *scriptHost) Call(ctx context.Context, tool, callID string, raw json.Raw
 		return "", errors.New(ref.text)
 	}
 	r.emitCalled(h.st.Slug, kernel.OriginScript, callID, tool, args)
-	h.mu.Unlock()
 	start := r.e.cfg.Clock()
+	h.calls.add(callID, tool, start)
+	h.mu.Unlock()
 	text, isErr, err := r.callTool(ctx, tool, callID, h.st.Slug, args)
 	if err != nil {
-		return "", aborted
+		text, isErr = aborted.Error(), true
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
+	if h.calls.finish(callID, text, isErr, h.closed) {
+		r.emitResult(h.st.Slug, kernel.OriginScript, callID, tool, text, isErr, start)
+	}
+	if err != nil || h.closed {
 		return "", aborted
 	}
-	r.emitResult(h.st.Slug, kernel.OriginScript, callID, tool, text, isErr, start)
 	return text, nil
 }
 

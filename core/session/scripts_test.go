@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -138,5 +139,50 @@ func TestREPLLivesForOneCall(t *testing.T) {
 	out := h.send("s1", "again", nil)
 	if m := toolMessage(t, out, "archmax_eval", 1); m.Text != "undefined" {
 		t.Errorf("a later call still sees the REPL: %q", m.Text)
+	}
+}
+
+// 02 §12.6 with 03 SB-05: when a script ends with host calls in flight (here Promise.all
+// rejects at once on a refused call while two slow calls run), the sandbox cancels them and
+// the script never sees them — but each one's tool-called is still settled by a tool-result.
+func TestAbandonedScriptCallsAreSettled(t *testing.T) {
+	h := scriptHarness(t)
+	release := make(chan struct{})
+	h.cfg.Tools = []HostTool{{Name: "slow_lookup", Description: "Looks slowly.", Essential: true,
+		InputSchema: []byte(`{"type":"object","properties":{"n":{"type":"number"}}}`),
+		Handler: func(ctx context.Context, _ HostCall) (string, error) {
+			select {
+			case <-release:
+				return "late", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}}}
+	code := `await Promise.all([tools.slow_lookup({ n: 1 }), tools.slow_lookup({ n: 2 }),
+  tools.write_file({ file_path: "workflows/wf/scripts/inside.js", content: "x" })]);`
+	h.script(calls("", call{"archmax_eval", map[string]any{"code": code}}), says("Done."))
+	out := h.send("s1", "go", nil)
+	close(release)
+	if m := toolMessage(t, out, "archmax_eval", 0); !m.Error {
+		t.Fatalf("eval = %q, want the refusal as an error", m.Text)
+	}
+	called, settled := map[string]bool{}, map[string]string{}
+	for _, ev := range h.eventsOf(events.ToolCalled) {
+		if ev.Data["origin"] == "script" {
+			called[ev.Str("callId")] = true
+		}
+	}
+	for _, ev := range h.eventsOf(events.ToolResult) {
+		if ev.Data["origin"] == "script" {
+			settled[ev.Str("callId")] = ev.Str("status")
+		}
+	}
+	if len(called) != 2 {
+		t.Fatalf("script tool-called = %v, want the two slow lookups", called)
+	}
+	for id := range called {
+		if settled[id] != "error" {
+			t.Errorf("call %s: tool-result status %q, want an error result settling it", id, settled[id])
+		}
 	}
 }
