@@ -291,6 +291,7 @@ var ptcExcluded = map[string]bool{
 // by one Run at a time, on that Run's goroutine.
 type replRuntime struct {
 	vm       *goja.Runtime
+	heapBase uint64  // the heap before the runtime existed: the REPL's memory bound counts growth from it
 	cur      *runner // the call in progress
 	tools    *toolsView
 	toolsObj *goja.Object
@@ -305,12 +306,13 @@ type replRuntime struct {
 // newREPLRuntime creates a runtime with the prelude of the ptc context (AS-01: SANDBOX_CONTRACT
 // {context: "ptc", version: 3}, no defineCodeState).
 func newREPLRuntime() (*replRuntime, error) {
+	base := heapObjectBytes()
 	vm := goja.New()
 	vm.SetMaxCallStackSize(maxCallStackSize)
 	if err := installPrelude(vm, contextPTC); err != nil {
 		return nil, err
 	}
-	rt := &replRuntime{vm: vm}
+	rt := &replRuntime{vm: vm, heapBase: base}
 	g := vm.GlobalObject()
 	fn := func(o *goja.Object, name string) goja.Callable {
 		f, _ := goja.AssertFunction(o.Get(name))
@@ -352,6 +354,7 @@ func newREPLRuntime() (*replRuntime, error) {
 // begin makes r the runtime's current call and (re)installs the per-call globals: `tools`, the
 // one view of the REPL (BR-05) scoped to this call's surface, and `console`, capturing into r.
 func (rt *replRuntime) begin(r *runner, tools []Tool) error {
+	r.heapBase = rt.heapBase
 	r.errorCtor, r.promiseCtor = rt.errorCtor, rt.promiseCtor
 	r.resolveFn, r.stringify, r.toString = rt.resolveFn, rt.stringify, rt.toString
 	g := rt.vm.GlobalObject()

@@ -525,3 +525,33 @@ func TestREPLsAreRaceClean(t *testing.T) {
 	}
 	wantOK(t, replCall(t, shared, &testHost{}, "n", nil), "40")
 }
+
+// CS-61 for a REPL: the memory bound covers what the whole REPL holds, not one call's growth —
+// calls that each add a little to a global hoard are stopped once the REPL's heap growth
+// passes the budget, and the next call starts on a fresh runtime.
+func TestREPLMemoryBoundSpansCalls(t *testing.T) {
+	repl := NewREPL()
+	defer repl.Close()
+	const limitBytes = 4 << 20 // the watchdog trips at twice this growth
+	src := `globalThis.hoard = globalThis.hoard || [];
+for (let i = 0; i < 40; i++) hoard.push(Array.from({ length: 100 }, (_, j) => ({ i, j })));
+const until = Date.now() + 25; while (Date.now() < until) {} // long enough for the watchdog to sample
+hoard.length`
+	tripped := 0
+	for call := 1; call <= 30 && tripped == 0; call++ {
+		res := replCall(t, repl, &testHost{}, src, func(c *ScriptCall) { c.Quotas.MemoryLimitBytes = limitBytes })
+		if res.Error {
+			if !strings.Contains(res.Text, "memoryLimitBytes") || !res.Reset {
+				t.Fatalf("call %d failed otherwise: %+v", call, res)
+			}
+			tripped = call
+		}
+	}
+	if tripped < 2 {
+		t.Fatalf("the bound tripped at call %d; want a later call, after the hoard outgrew one call's budget", tripped)
+	}
+	res := replCall(t, repl, &testHost{}, "typeof hoard", nil)
+	if res.Error || res.Text != "undefined" {
+		t.Errorf("after the trip: %+v, want a fresh runtime", res)
+	}
+}

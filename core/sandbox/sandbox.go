@@ -134,6 +134,9 @@ type runner struct {
 	prep   *prepared
 	file   string
 	limits limits
+	// heapBase is the heap the watchdog measures growth from (0: the run's start); a REPL
+	// passes its runtime's, so the memory bound covers what the whole REPL holds (CS-61).
+	heapBase uint64
 
 	parent context.Context
 	ctx    context.Context
@@ -196,7 +199,7 @@ func (r *runner) bounded(parent context.Context, vm *goja.Runtime, body func() e
 	r.live = true
 	r.intMu.Unlock()
 	stopInterrupt := context.AfterFunc(ctx, r.interrupt) // SB-04
-	unwatch := heapWatch.register(r.limits.memoryLimit, func() { cancel(r.memoryError()) })
+	unwatch := heapWatch.registerFrom(r.heapBase, r.limits.memoryLimit, func() { cancel(r.memoryError()) })
 	defer func() {
 		unwatch()
 		stopInterrupt()

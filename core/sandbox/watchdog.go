@@ -39,7 +39,15 @@ type watchedRun struct {
 // register watches one run until the returned function is called; trip is called at most once,
 // from the watchdog's goroutine, when the run's heap budget (2 x limit) is exceeded.
 func (w *watchdog) register(limit int64, trip func()) (unregister func()) {
-	run := &watchedRun{baseline: w.read(), budget: 2 * uint64(limit), trip: trip}
+	return w.registerFrom(0, limit, trip)
+}
+
+// registerFrom is register with the growth measured from baseline (0: the heap now).
+func (w *watchdog) registerFrom(baseline uint64, limit int64, trip func()) (unregister func()) {
+	if baseline == 0 {
+		baseline = w.read()
+	}
+	run := &watchedRun{baseline: baseline, budget: 2 * uint64(limit), trip: trip}
 	w.mu.Lock()
 	if w.runs == nil {
 		w.runs = make(map[*watchedRun]struct{})
