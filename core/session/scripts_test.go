@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/archmax-ai/archmax/core/events"
@@ -142,29 +143,36 @@ func TestREPLLivesForOneCall(t *testing.T) {
 	}
 }
 
-// 02 §12.6 with 03 SB-05: when a script ends with host calls in flight (here Promise.all
-// rejects at once on a refused call while two slow calls run), the sandbox cancels them and
-// the script never sees them — but each one's tool-called is still settled by a tool-result.
+// 02 §12.6 with 03 SB-05: when a script ends with host calls in flight (here it throws
+// once both slow calls have started), the sandbox cancels them and the script never sees
+// them — but each one's tool-called is still settled by a tool-result.
 func TestAbandonedScriptCallsAreSettled(t *testing.T) {
 	h := scriptHarness(t)
 	release := make(chan struct{})
-	h.cfg.Tools = []HostTool{{Name: "slow_lookup", Description: "Looks slowly.", Essential: true,
-		InputSchema: []byte(`{"type":"object","properties":{"n":{"type":"number"}}}`),
-		Handler: func(ctx context.Context, _ HostCall) (string, error) {
-			select {
-			case <-release:
-				return "late", nil
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-		}}}
+	var started sync.WaitGroup
+	started.Add(2)
+	schema := []byte(`{"type":"object","properties":{"n":{"type":"number"}}}`)
+	h.cfg.Tools = []HostTool{
+		{Name: "slow_lookup", Description: "Looks slowly.", Essential: true, InputSchema: schema,
+			Handler: func(ctx context.Context, _ HostCall) (string, error) {
+				started.Done()
+				select {
+				case <-release:
+					return "late", nil
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			}},
+		{Name: "gate", Description: "Opens when both lookups run.", Essential: true, InputSchema: schema,
+			Handler: func(context.Context, HostCall) (string, error) { started.Wait(); return "open", nil }},
+	}
 	code := `await Promise.all([tools.slow_lookup({ n: 1 }), tools.slow_lookup({ n: 2 }),
-  tools.write_file({ file_path: "workflows/wf/scripts/inside.js", content: "x" })]);`
+  tools.gate().then(() => { throw new Error("gave up") })]);`
 	h.script(calls("", call{"archmax_eval", map[string]any{"code": code}}), says("Done."))
 	out := h.send("s1", "go", nil)
 	close(release)
-	if m := toolMessage(t, out, "archmax_eval", 0); !m.Error {
-		t.Fatalf("eval = %q, want the refusal as an error", m.Text)
+	if m := toolMessage(t, out, "archmax_eval", 0); !m.Error || !strings.Contains(m.Text, "gave up") {
+		t.Fatalf("eval = %q, want the script's error", m.Text)
 	}
 	called, settled := map[string]bool{}, map[string]string{}
 	for _, ev := range h.eventsOf(events.ToolCalled) {
@@ -177,12 +185,20 @@ func TestAbandonedScriptCallsAreSettled(t *testing.T) {
 			settled[ev.Str("callId")] = ev.Str("status")
 		}
 	}
-	if len(called) != 2 {
-		t.Fatalf("script tool-called = %v, want the two slow lookups", called)
+	if len(called) != 3 {
+		t.Fatalf("script tool-called = %v, want the two slow lookups and the gate", called)
 	}
+	errs := 0
 	for id := range called {
-		if settled[id] != "error" {
-			t.Errorf("call %s: tool-result status %q, want an error result settling it", id, settled[id])
+		switch settled[id] {
+		case "error":
+			errs++
+		case "ok":
+		default:
+			t.Errorf("call %s has no tool-result", id)
 		}
+	}
+	if errs != 2 {
+		t.Errorf("%d calls settled as errors, want the two abandoned lookups", errs)
 	}
 }
