@@ -314,17 +314,9 @@ func newREPLRuntime() (*replRuntime, error) {
 	}
 	rt := &replRuntime{vm: vm, heapBase: base}
 	g := vm.GlobalObject()
-	fn := func(o *goja.Object, name string) goja.Callable {
-		f, _ := goja.AssertFunction(o.Get(name))
-		return f
-	}
-	rt.errorCtor = g.Get("Error").ToObject(vm)
-	rt.promiseCtor = g.Get("Promise").ToObject(vm)
-	rt.resolveFn = fn(rt.promiseCtor, "resolve")
-	jsonObj := g.Get("JSON").ToObject(vm)
-	rt.stringify, rt.parseFn = fn(jsonObj, "stringify"), fn(jsonObj, "parse")
-	rt.toString = fn(g, "String")
-	freeze := fn(g.Get("Object").ToObject(vm), "freeze")
+	b := lookupBuiltins(vm)
+	rt.errorCtor, rt.promiseCtor, rt.resolveFn, rt.stringify, rt.parseFn, rt.toString = b.errorCtor, b.promiseCtor, b.resolveFn, b.stringify, b.parseFn, b.toString
+	freeze := b.freeze
 
 	rt.tools = &toolsView{rt: rt, names: make(map[string]string), fns: make(map[string]goja.Value)}
 	rt.toolsObj = vm.NewDynamicObject(rt.tools)

@@ -308,17 +308,9 @@ func (r *runner) stateFunction() (goja.Callable, error) {
 func (r *runner) install() error {
 	vm := r.vm
 	g := vm.GlobalObject()
-	fn := func(o *goja.Object, name string) goja.Callable {
-		f, _ := goja.AssertFunction(o.Get(name))
-		return f
-	}
-	r.errorCtor = g.Get("Error").ToObject(vm)
-	r.promiseCtor = g.Get("Promise").ToObject(vm)
-	r.resolveFn = fn(r.promiseCtor, "resolve")
-	jsonObj := g.Get("JSON").ToObject(vm)
-	r.stringify = fn(jsonObj, "stringify")
-	r.toString = fn(g, "String")
-	freeze := fn(g.Get("Object").ToObject(vm), "freeze")
+	b := lookupBuiltins(vm)
+	r.errorCtor, r.promiseCtor, r.resolveFn, r.stringify, r.toString = b.errorCtor, b.promiseCtor, b.resolveFn, b.stringify, b.toString
+	freeze := b.freeze
 
 	data := []byte("{}")
 	if r.run.Variables != nil {
@@ -330,7 +322,7 @@ func (r *runner) install() error {
 	if err := r.account(len(data)); err != nil {
 		return err
 	}
-	variables, err := fn(jsonObj, "parse")(goja.Undefined(), vm.ToValue(string(data))) // CS-31: a deep copy
+	variables, err := b.parseFn(goja.Undefined(), vm.ToValue(string(data))) // CS-31: a deep copy
 	if err != nil {
 		return r.jsError(err)
 	}
@@ -765,4 +757,26 @@ func leadingInt(s string) (int, string, bool) {
 	}
 	n, err := strconv.Atoi(s[:i])
 	return n, s[i:], err == nil
+}
+
+// builtins are the runtime's own objects a run calls from Go, looked up once per runtime
+// (before any script can replace them).
+type builtins struct {
+	errorCtor, promiseCtor                          *goja.Object
+	resolveFn, stringify, parseFn, toString, freeze goja.Callable
+}
+
+func lookupBuiltins(vm *goja.Runtime) builtins {
+	g := vm.GlobalObject()
+	fn := func(o *goja.Object, name string) goja.Callable {
+		f, _ := goja.AssertFunction(o.Get(name))
+		return f
+	}
+	b := builtins{errorCtor: g.Get("Error").ToObject(vm), promiseCtor: g.Get("Promise").ToObject(vm)}
+	b.resolveFn = fn(b.promiseCtor, "resolve")
+	jsonObj := g.Get("JSON").ToObject(vm)
+	b.stringify, b.parseFn = fn(jsonObj, "stringify"), fn(jsonObj, "parse")
+	b.toString = fn(g, "String")
+	b.freeze = fn(g.Get("Object").ToObject(vm), "freeze")
+	return b
 }

@@ -1,12 +1,9 @@
 package session
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/kernel"
@@ -33,7 +30,7 @@ func (r *run) codeStep(st *spec.State) (stepResult, error) {
 		}
 		return stepResult{failure: codeUnreadable(st.Slug, st.Script, cause)}, nil
 	}
-	h := &codeHost{r: r, st: st, history: string(history)}
+	h := &codeHost{scriptCalls: scriptCalls{r: r, st: st, origin: kernel.OriginCode}, history: string(history)}
 	var tools []sandbox.Tool
 	for _, name := range r.surfaceOf(st.Slug).names {
 		tools = append(tools, sandbox.Tool{Name: name, Control: spec.IsControlTool(name)})
@@ -62,15 +59,14 @@ func (r *run) codeStep(st *spec.State) (stepResult, error) {
 	defer h.mu.Unlock()
 	// host calls still in flight were cancelled by the sandbox; from here on they must not
 	// touch the run (which moves on without the lock) — their results are settled here
-	h.closed = true
-	h.calls.settle(&h.mu, r, st.Slug, kernel.OriginCode)
+	h.end()
 	var abort *sandbox.AbortError
 	if errors.As(runErr, &abort) || r.ctx.Err() != nil {
 		// a cancelled turn applies no outcome at all (03 CS-44)
 		return stepResult{}, r.ctx.Err()
 	}
 	if h.raise != nil { // a raise wins over a later error (CS-43)
-		r.emit(events.Raised, map[string]any{"state": st.Slug, "sessionId": r.id, "code": h.raise.Code, "reason": h.raise.Reason, "callId": h.raiseCallID})
+		r.emit(events.Raised, map[string]any{"state": st.Slug, "sessionId": r.id, "code": h.raise.Code, "reason": h.raise.Reason, "callId": h.callID})
 		return stepResult{settled: &settlement{status: StatusFailed, exit: h.raise}}, nil
 	}
 	if runErr != nil {
@@ -78,7 +74,7 @@ func (r *run) codeStep(st *spec.State) (stepResult, error) {
 	}
 	switch {
 	case h.advanceTo != "":
-		r.moveTo(h.advanceTo, transcript.TrailCode, h.advanceReason, h.advanceCallID, true)
+		r.moveTo(h.advanceTo, transcript.TrailCode, h.advanceReason, h.callID, true)
 		r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteCode,
 			Text: noteCode(st.Slug, h.advanceTo, h.advanceReason), State: h.advanceTo})
 		if !r.step() {
@@ -123,64 +119,13 @@ func codeFailure(state string, err error) string {
 	return codeFailed(state, err.Error())
 }
 
-// codeHost routes a script's tools.* calls: governed against the code state itself with
-// origin "code" (GOV-01), controls serviced synchronously (CS-39). Calls arrive on other
-// goroutines; mu guards the run.
+// codeHost routes a code state script's tools.* calls: governed against the code state
+// itself with origin "code" (GOV-01), controls serviced synchronously (CS-39) under the same
+// lock.
 type codeHost struct {
-	r       *run
-	st      *spec.State
+	scriptCalls
 	history string
-
-	mu                                      sync.Mutex
-	closed                                  bool // the run is over: late host calls are dropped
-	calls                                   hostCalls
-	decided                                 bool
-	advanceTo, advanceReason, advanceCallID string
-	raise                                   *Exit
-	raiseCallID                             string
-}
-
-func decodeArgs(raw json.RawMessage) map[string]any {
-	args := map[string]any{}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
-			return map[string]any{}
-		}
-	}
-	return args
-}
-
-// Call runs a non-control tool: governance and events under the lock, the tool outside it.
-func (h *codeHost) Call(ctx context.Context, tool, callID string, raw json.RawMessage) (string, error) {
-	r := h.r
-	aborted := fmt.Errorf("Tool '%s' failed: the turn was aborted", tool)
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return "", aborted
-	}
-	args, ref := r.govern(h.st, kernel.OriginCode, callID, tool, decodeArgs(raw))
-	if ref != nil {
-		h.mu.Unlock()
-		return "", errors.New(ref.text)
-	}
-	r.emitCalled(h.st.Slug, kernel.OriginCode, callID, tool, args)
-	start := r.e.cfg.Clock()
-	h.calls.add(callID, tool, start)
-	h.mu.Unlock()
-	text, isErr, err := r.callTool(ctx, tool, callID, h.st.Slug, args)
-	if err != nil {
-		text, isErr = aborted.Error(), true
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.calls.finish(callID, text, isErr, h.closed) {
-		r.emitResult(h.st.Slug, kernel.OriginCode, callID, tool, text, isErr, start)
-	}
-	if err != nil || h.closed {
-		return "", aborted
-	}
-	return text, nil
+	decision
 }
 
 // Control services a control call on the VM goroutine: governed, then the first accepted
@@ -199,52 +144,11 @@ func (h *codeHost) Control(tool, callID string, raw json.RawMessage) (string, er
 	}
 	r.emitCalled(h.st.Slug, kernel.OriginCode, callID, tool, args)
 	start := r.e.cfg.Clock()
-	text, err := h.control(tool, callID, args)
+	text, err := h.control(r, h.st, h.history, tool, callID, args, scriptControlTexts)
 	if err != nil {
 		r.emitResult(h.st.Slug, kernel.OriginCode, callID, tool, err.Error(), true, start)
 		return "", err
 	}
 	r.emitResult(h.st.Slug, kernel.OriginCode, callID, tool, text, false, start)
 	return text, nil
-}
-
-func (h *codeHost) control(tool, callID string, args map[string]any) (string, error) {
-	r, st := h.r, h.st
-	switch tool {
-	case spec.AdvanceTool:
-		if h.decided {
-			return "", errors.New(alreadyDecided(st.Slug))
-		}
-		to, reason, problem := r.checkAdvance(st, args)
-		if problem != "" {
-			return "", errors.New(problem)
-		}
-		h.decided, h.advanceTo, h.advanceReason, h.advanceCallID = true, to, reason, callID
-		return replyScriptAdvance(to), nil
-	case spec.RaiseTool:
-		if h.decided {
-			return "", errors.New(alreadyDecided(st.Slug))
-		}
-		code, reason, problem := checkRaise(args)
-		if problem != "" {
-			return "", errors.New("archmax_raise rejected: " + problem)
-		}
-		h.decided, h.raise, h.raiseCallID = true, &Exit{Code: code, Reason: reason}, callID
-		return replyScriptRaise(code), nil
-	case spec.GetVariablesTool:
-		text, ok := r.getVariables(args)
-		if !ok {
-			return "", errors.New(text)
-		}
-		return text, nil
-	case spec.SetVariablesTool:
-		text, ok := r.setVariables(st.Slug, callID, args)
-		if !ok {
-			return "", errors.New(strings.TrimPrefix(text, "archmax_set_variables rejected: "))
-		}
-		return text, nil
-	case spec.GetHistoryTool:
-		return h.history, nil
-	}
-	return "", errors.New(notATool(tool))
 }

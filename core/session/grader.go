@@ -95,10 +95,10 @@ func (r *run) graderStep(st *spec.State) (stepResult, error) {
 	}
 	switch {
 	case g.raise != nil:
-		r.emit(events.Raised, map[string]any{"state": st.Slug, "sessionId": r.id, "code": g.raise.Code, "reason": g.raise.Reason, "callId": g.decisionCall})
+		r.emit(events.Raised, map[string]any{"state": st.Slug, "sessionId": r.id, "code": g.raise.Code, "reason": g.raise.Reason, "callId": g.callID})
 		return stepResult{settled: &settlement{status: StatusFailed, exit: g.raise}}, nil
 	case g.advanceTo != "":
-		r.moveTo(g.advanceTo, transcript.TrailGrader, g.advanceReason, g.decisionCall, true)
+		r.moveTo(g.advanceTo, transcript.TrailGrader, g.advanceReason, g.callID, true)
 		r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteGrader,
 			Text: noteGrader(st.Slug, g.advanceTo, g.advanceReason), State: g.advanceTo})
 		if !r.step() {
@@ -171,11 +171,7 @@ type grader struct {
 	r       *run
 	st      *spec.State
 	history string
-
-	decided                  bool
-	advanceTo, advanceReason string
-	raise                    *Exit
-	decisionCall             string
+	decision
 }
 
 // call answers one of the grader's tool calls: governed against the grader state (origin
@@ -193,7 +189,7 @@ func (g *grader) call(ctx context.Context, c transcript.ToolCall) (string, bool,
 	var isErr bool
 	if spec.IsControlTool(c.Name) {
 		var err error
-		if text, err = g.control(c.Name, c.ID, args); err != nil {
+		if text, err = g.control(r, st, g.history, c.Name, c.ID, args, graderControlTexts); err != nil {
 			text, isErr = err.Error(), true
 		}
 	} else {
@@ -208,45 +204,4 @@ func (g *grader) call(ctx context.Context, c transcript.ToolCall) (string, bool,
 	}
 	r.emitResult(st.Slug, kernel.OriginGrader, c.ID, c.Name, text, isErr, start)
 	return text, isErr, nil
-}
-
-func (g *grader) control(tool, callID string, args map[string]any) (string, error) {
-	r, st := g.r, g.st
-	switch tool {
-	case spec.AdvanceTool:
-		if g.decided {
-			return "", errors.New(graderAlreadyDecided(st.Slug))
-		}
-		to, reason, problem := r.checkAdvance(st, args)
-		if problem != "" {
-			return "", errors.New(advanceRejectedPrefix + problem)
-		}
-		g.decided, g.advanceTo, g.advanceReason, g.decisionCall = true, to, reason, callID
-		return replyGraderAdvance(to), nil
-	case spec.RaiseTool:
-		if g.decided {
-			return "", errors.New(graderAlreadyDecided(st.Slug))
-		}
-		code, reason, problem := checkRaise(args)
-		if problem != "" {
-			return "", errors.New("archmax_raise rejected: " + problem)
-		}
-		g.decided, g.raise, g.decisionCall = true, &Exit{Code: code, Reason: reason}, callID
-		return replyGraderRaise(code), nil
-	case spec.GetVariablesTool:
-		text, ok := r.getVariables(args)
-		if !ok {
-			return "", errors.New(text)
-		}
-		return text, nil
-	case spec.SetVariablesTool:
-		text, ok := r.setVariables(st.Slug, callID, args)
-		if !ok {
-			return "", errors.New(strings.TrimPrefix(text, "archmax_set_variables rejected: "))
-		}
-		return text, nil
-	case spec.GetHistoryTool:
-		return g.history, nil
-	}
-	return "", errors.New(notATool(tool))
 }

@@ -1,12 +1,10 @@
 package session
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/sandbox"
@@ -58,11 +56,10 @@ func (r *run) runScript(st *spec.State, callID, tool string, args map[string]any
 		scriptArgs["variables"] = r.vars() // AS-10: the runtime's snapshot wins
 		call.File, call.Source, call.Args = strings.TrimPrefix(path, "/"), src, scriptArgs
 	}
-	h := &scriptHost{r: r, st: st}
+	h := &scriptHost{scriptCalls{r: r, st: st, origin: kernel.OriginScript}}
 	res, err := r.repl().Run(r.ctx, call, h)
 	h.mu.Lock()
-	h.closed = true
-	h.calls.settle(&h.mu, r, st.Slug, kernel.OriginScript)
+	h.end()
 	h.mu.Unlock()
 	if err != nil {
 		return "", false, fmt.Errorf("%s: %w", tool, err)
@@ -104,49 +101,8 @@ func (r *run) closeScripts() {
 }
 
 // scriptHost routes an agent script's tools.* calls: governed against the agent's current
-// state with origin "script", events as any call (AS-30, BR-*). Calls arrive on their own
-// goroutines; mu guards the run while a call is governed or reported.
-type scriptHost struct {
-	r  *run
-	st *spec.State
-
-	mu     sync.Mutex
-	closed bool // the script ended: late results are settled by runScript, never returned
-	calls  hostCalls
-}
-
-// Call implements sandbox.Host.
-func (h *scriptHost) Call(ctx context.Context, tool, callID string, raw json.RawMessage) (string, error) {
-	r := h.r
-	aborted := fmt.Errorf("Tool '%s' failed: the turn was aborted", tool)
-	h.mu.Lock()
-	if h.closed {
-		h.mu.Unlock()
-		return "", aborted
-	}
-	args, ref := r.govern(h.st, kernel.OriginScript, callID, tool, decodeArgs(raw))
-	if ref != nil {
-		h.mu.Unlock()
-		return "", errors.New(ref.text)
-	}
-	r.emitCalled(h.st.Slug, kernel.OriginScript, callID, tool, args)
-	start := r.e.cfg.Clock()
-	h.calls.add(callID, tool, start)
-	h.mu.Unlock()
-	text, isErr, err := r.callTool(ctx, tool, callID, h.st.Slug, args)
-	if err != nil {
-		text, isErr = aborted.Error(), true
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.calls.finish(callID, text, isErr, h.closed) {
-		r.emitResult(h.st.Slug, kernel.OriginScript, callID, tool, text, isErr, start)
-	}
-	if err != nil || h.closed {
-		return "", aborted
-	}
-	return text, nil
-}
+// state with origin "script", events as any call (AS-30, BR-*).
+type scriptHost struct{ scriptCalls }
 
 // Control implements sandbox.Host: an agent script has no control tools (AS-30).
 func (h *scriptHost) Control(tool, _ string, _ json.RawMessage) (string, error) {

@@ -235,14 +235,7 @@ func TestServeRearmsTimersOfAnEarlierProcess(t *testing.T) {
 	}
 	first.Close()
 
-	second, err := newServer(context.Background(), opts, continuation.Budget{}, 15*time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Close()
-	if err := second.rearm(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	second := restart(t, opts)
 	sessions := session.NewSessions(second.engines.Log(), nil, nil)
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		sum, err := sessions.Get(context.Background(), "c3")
@@ -339,17 +332,25 @@ func TestServeContinuesInterruptedTurnsAtStart(t *testing.T) {
 	}
 	first.Close()
 
-	second, err := newServer(context.Background(), opts, continuation.Budget{}, 15*time.Minute, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Close()
-	if err := second.rearm(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	second := restart(t, opts)
 	second.async.Wait()
 	sum, err := session.NewSessions(second.engines.Log(), nil, nil).Get(context.Background(), "i1")
 	if err != nil || sum.Status == session.StatusRunning || sum.TurnID != out.TurnID {
 		t.Fatalf("after the restart: %+v %v, want turn %s settled", sum, err, out.TurnID)
 	}
+}
+
+// restart starts the next process on the same store and re-arms it as Serve does; it
+// closes with t.
+func restart(t *testing.T, opts runner.Options) *server {
+	t.Helper()
+	srv, err := newServer(context.Background(), opts, continuation.Budget{}, 15*time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	if err := srv.rearm(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }
