@@ -157,9 +157,10 @@ func TestStepLimitSpansContinuations(t *testing.T) {
 	}
 }
 
-// K5-11 with DESIGN.md §4: a step deadline never stops a resume before its first commit — the
-// decision runs one step, then yields; the continuation finishes the turn.
-func TestResumeRunsOneStepBeforeYielding(t *testing.T) {
+// K5-11 with DESIGN.md §4: under a step deadline (a host that continues turns) a resume is
+// committed before its first step, so the decision can be answered before any model call;
+// the continuation runs the turn.
+func TestResumeIsCommittedBeforeYielding(t *testing.T) {
 	h := newHarness(t, reviewFlow, nil)
 	h.script(calls("", advance("review", "ready")), says("Handed over."))
 	parked := h.send("s1", "write it", nil)
@@ -167,19 +168,38 @@ func TestResumeRunsOneStepBeforeYielding(t *testing.T) {
 		t.Fatalf("setup: %s", parked.Kind)
 	}
 	eng := h.engine()
-	h.script(setVar(1), says("Published."))
 	out, err := eng.Decide(past(), "s1", Decision{To: "publish"})
 	must(t, err)
 	if out.Kind != KindRunning || out.Disposition != DispositionDecide || out.State != "publish" {
-		t.Fatalf("decision past the deadline = %s/%s in %s, want running after its first step in publish", out.Kind, out.Disposition, out.State)
+		t.Fatalf("decision past the deadline = %s/%s in %s, want running in publish", out.Kind, out.Disposition, out.State)
 	}
-	if len(h.model.requests) != 3 {
-		t.Fatalf("model calls = %d, want the decision's first step only", len(h.model.requests))
+	if len(h.model.requests) != 2 {
+		t.Fatalf("model calls = %d, want none for the decision yet", len(h.model.requests))
 	}
+	h.script(setVar(1), says("Published."))
 	done, skipped, err := eng.Continue(context.Background(), "s1", out.TurnID)
 	must(t, err)
 	if skipped != nil || done.Kind != KindCompleted || done.Disposition != DispositionDecide || done.Reply != "Published." {
 		t.Fatalf("continuation = %+v skipped %+v", done, skipped)
+	}
+}
+
+// Without a step deadline (no host to continue it) a resume still commits with its first
+// step (K5-11): a failing first step leaves the park live for the caller's retry.
+func TestResumeWithoutContinuationKeepsTheParkOnFailure(t *testing.T) {
+	h := newHarness(t, reviewFlow, nil)
+	h.script(calls("", advance("review", "ready")), says("Handed over."))
+	h.send("s1", "write it", nil)
+	h.script(func(*model.Request) (*model.Response, error) {
+		return nil, &model.CallError{Code: "ThrottlingException", Status: 429, Retryable: true}
+	})
+	if _, err := h.engine().Decide(context.Background(), "s1", Decision{To: "publish"}); err == nil {
+		t.Fatal("the throttled decision succeeded")
+	}
+	sum, err := NewSessions(h.log, h.files, nil).Get(context.Background(), "s1")
+	must(t, err)
+	if sum.Status != StatusAwaitingDecision || sum.Pending == nil {
+		t.Errorf("after the failed resume: %s, want still parked", sum.Status)
 	}
 }
 
@@ -280,5 +300,32 @@ func TestFailedAttemptIsRecordedUntilProgress(t *testing.T) {
 	}
 	if sum, _ = NewSessions(h.log, h.files, nil).Get(context.Background(), "s1"); sum.LastError != nil {
 		t.Errorf("lastError after progress = %+v", sum.LastError)
+	}
+}
+
+// A step cut between its model call and its tools (the invocation's hard deadline) commits
+// the model's answer with every unrun call answered "not run", so the history stays one
+// Bedrock accepts and the continuation's model knows which calls ran.
+func TestCutMidToolsKeepsAValidHistory(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cfg.Tools = []HostTool{{Name: "slow", Description: "Slow.", Essential: true,
+		InputSchema: []byte(`{"type":"object"}`),
+		Handler:     func(c context.Context, _ HostCall) (string, error) { cancel(); <-c.Done(); return "", c.Err() }}}
+	h.script(calls("", call{"slow", map[string]any{}}, call{"ls", map[string]any{}}))
+	_, err := h.engine().Send(ctx, "s1", SendInput{Message: "go"})
+	var ta *TurnAbortedError
+	if !errors.As(err, &ta) || !ta.Interrupted {
+		t.Fatalf("err = %v, want an interrupted TurnAbortedError", err)
+	}
+	msgs := storedMessages(t, h, "s1")
+	if len(msgs) != 4 || msgs[2].Text != toolNotRun("slow") || msgs[3].Text != toolNotRun("ls") || !msgs[2].Error {
+		t.Fatalf("stored = %+v", msgs)
+	}
+	h.script(says("Done."))
+	out, _, err := h.engine().Continue(context.Background(), "s1", ta.TurnID)
+	must(t, err) // the queue model refuses any request Bedrock would refuse
+	if out.Kind != KindCompleted {
+		t.Fatalf("continuation: %s", out.Kind)
 	}
 }

@@ -17,6 +17,7 @@ import (
 type hostCalls struct {
 	wg   sync.WaitGroup
 	open map[string]*hostCall
+	next int // the order calls were made in (settle reports in it)
 }
 
 type hostCall struct {
@@ -36,7 +37,8 @@ func (c *hostCalls) add(callID, tool string, start time.Time) {
 	if c.open == nil {
 		c.open = map[string]*hostCall{}
 	}
-	c.open[callID] = &hostCall{tool: tool, start: start, seq: len(c.open)}
+	c.next++
+	c.open[callID] = &hostCall{tool: tool, start: start, seq: c.next}
 	c.wg.Add(1)
 }
 

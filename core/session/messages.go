@@ -287,3 +287,9 @@ const (
 func scriptUnreadable(path string) string {
 	return fmt.Sprintf("error: cannot read script '%s' from the agent workspace.", path)
 }
+
+// toolNotRun answers a tool call its step never reached: the call was stopped (the
+// invocation's deadline, a cancellation, a failure) between the model's answer and the tool.
+func toolNotRun(tool string) string {
+	return fmt.Sprintf("Tool '%s' was not run: the turn stopped before it. Call it again if it is still needed.", tool)
+}

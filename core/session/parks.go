@@ -394,8 +394,18 @@ type WakeSkipped struct{ Reason string }
 // committed with the loop's first step, not before it: a failure before that commit (the
 // model call failing, the deadline, a crash) leaves the park exactly as it was, so the
 // retry of the decision, delivery or wake applies it again (exactly once either way).
+//
+// Under a step deadline — a host that continues turns (DESIGN.md §4) — the resume is
+// committed before its first step instead: a cut or failed first step then leaves an
+// interrupted session (with lastError) that the continuation or the sweep carries on, and a
+// request can be answered before the step's model call.
 func (r *run) continueLoop() (*Outcome, error) {
 	r.resumeUncommitted = true
+	if _, ok := StepDeadline(r.ctx); ok {
+		if err := r.commit(); err != nil {
+			return nil, r.abandon(err)
+		}
+	}
 	s, err := r.loop()
 	if err != nil {
 		return nil, r.abandon(err)

@@ -367,6 +367,9 @@ func (r *run) abandon(err error) error {
 		r.rec.LastError = turnErrorOf(r.turnID(), err, r.e.now())
 		r.failing = true
 	}
+	if !r.resumeUncommitted {
+		r.answerOpenCalls() // a step cut between its model call and its tool results
+	}
 	if !r.resumeUncommitted && (record || len(r.pendingMsgs)+len(r.pendingTrail)+len(r.pendingEvents) > 0) {
 		if cerr := r.commit(); cerr != nil {
 			return errors.Join(err, cerr)
@@ -380,6 +383,32 @@ func (r *run) abandon(err error) error {
 		}
 	}
 	return err
+}
+
+// answerOpenCalls answers every tool call of the newest assistant message that has no result
+// yet — a step stopped between its model call and its tools — with an error result saying
+// it was not run, so what is committed stays a history Bedrock accepts (every toolUse
+// followed by its toolResult) and the model, when the turn goes on, knows which calls ran.
+func (r *run) answerOpenCalls() {
+	for i := len(r.msgs) - 1; i >= 0; i-- {
+		m := r.msgs[i]
+		if m.Role != transcript.RoleAssistant {
+			continue
+		}
+		answered := map[string]bool{}
+		for _, later := range r.msgs[i+1:] {
+			if later.Role == transcript.RoleTool {
+				answered[later.ToolCallID] = true
+			}
+		}
+		for _, c := range m.ToolCalls {
+			if !answered[c.ID] {
+				r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, Tool: c.Name,
+					Text: toolNotRun(c.Name), Error: true, State: m.State})
+			}
+		}
+		return
+	}
 }
 
 // settle commits the final status and builds the Outcome (spec 02 §1.6).

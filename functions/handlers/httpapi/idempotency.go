@@ -109,7 +109,9 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 	}
 	// once the call has written anything, a crash must not let a repeat run it again: the
 	// claim becomes an accepted record naming the session and turn, kept as long as an answer
+	opened := false
 	accepted := func(sessionID, turnID string) {
+		opened = true
 		b, _ := json.Marshal(idemRecord{State: idemAccepted, Fingerprint: fp, SessionID: sessionID, TurnID: turnID})
 		if err := log.PutIdempotent(keep, storeKey, b, IdempotencyTTL); err != nil {
 			h.log.WarnContext(ctx, "Idempotency-Key acceptance not recorded", "key", key, "error", err.Error())
@@ -117,7 +119,7 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 	}
 	resp := h.answer(session.WithTurnOpened(ctx, accepted), req, serve)
 	rec, ttl := idemRecord{State: idemDone, Fingerprint: fp, Status: resp.StatusCode, Body: resp.Body}, IdempotencyTTL
-	if busy(resp) {
+	if busy(resp) && !opened { // a busy session that wrote nothing frees the key; one that wrote keeps it
 		rec, ttl = idemRecord{State: idemPending, Fingerprint: fp}, releasedTTL
 	}
 	b, _ := json.Marshal(rec)

@@ -156,7 +156,9 @@ func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result
 	}
 	// the start's first commit makes it done for every redelivery, even if this invocation
 	// dies before it records the result
+	wrote := false
 	opened := func(sessionID, _ string) {
+		wrote = true
 		b, _ := json.Marshal(claim{State: "done", SessionID: sessionID})
 		if err := log.PutIdempotent(keep, key, b, httpapi.IdempotencyTTL); err != nil {
 			h.log.WarnContext(ctx, "event claim not recorded at the start's first commit", "eventId", ev.ID, "error", err.Error())
@@ -166,7 +168,7 @@ func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result
 	final, ttl := claim{State: "done", SessionID: res.SessionID}, httpapi.IdempotencyTTL
 	var busy *session.SessionNotResumableError
 	switch {
-	case errors.As(err, &busy):
+	case errors.As(err, &busy) && !wrote: // nothing written: Lambda's retry may run it
 		final, ttl = claim{State: "pending"}, releasedTTL
 	case err != nil:
 		final = claim{State: "failed", SessionID: res.SessionID, Error: err.Error()}
