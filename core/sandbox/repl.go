@@ -77,8 +77,9 @@ type ScriptResult struct {
 //
 // Host calls a call leaves pending when it returns are cancelled (SB-05); a promise of such a
 // call kept in a global never settles, and awaiting it later fails at once with the "can never
-// settle" error. Memory is bounded per call (memoryLimitBytes, the heap watchdog measures growth
-// during the call); what the REPL's state keeps across calls is bounded only by the invocation.
+// settle" error. Memory is bounded per REPL: the heap watchdog measures the growth since the
+// REPL's runtime was created against twice memoryLimitBytes, during every call, so state kept
+// across calls counts (exact while the process serves one session, as a Lambda invocation does).
 //
 // Calls are serialised; Run and Close may be called from any goroutine.
 type REPL struct {

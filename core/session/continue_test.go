@@ -329,3 +329,19 @@ func TestCutMidToolsKeepsAValidHistory(t *testing.T) {
 		t.Fatalf("continuation: %s", out.Kind)
 	}
 }
+
+// A call cut during the handoff after it committed its park settles parked (without the
+// message) instead of reporting a stopped turn for a parked session.
+func TestCutHandoffSettlesParked(t *testing.T) {
+	h := newHarness(t, reviewFlow, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.script(calls("", advance("review", "ready")), func(*model.Request) (*model.Response, error) {
+		cancel()
+		return nil, ctx.Err()
+	})
+	out, err := h.engine().Send(ctx, "s1", SendInput{Message: "write it"})
+	must(t, err)
+	if out.Kind != KindParked || out.Pending == nil || out.Reply != "" {
+		t.Fatalf("outcome %s %+v %q, want parked without a handoff message", out.Kind, out.Pending, out.Reply)
+	}
+}

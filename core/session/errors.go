@@ -56,6 +56,8 @@ type TurnAbortedError struct {
 	SessionID   string
 	TurnID      string
 	State       string
+	Disposition Disposition // how the call was classified ("" when it never opened)
+	Turn        int         // the session's call number
 	Interrupted bool
 	Cause       error
 }

@@ -158,9 +158,11 @@ func (r *run) replyOnlyCall(st *spec.State, directive string) error {
 	req.System[len(req.System)-1].Text += "\n\n" + directive
 	resp, err := r.e.cfg.Model.Converse(r.ctx, req)
 	if err != nil {
-		if r.isCancel(err) {
+		if r.isCancel(err) && !(r.head.Version > r.startVersion && r.rec.Park != nil) {
 			return err
 		}
+		// a park this call committed stands: the call settles parked without the message
+		// (03 OQ-8) rather than report a stopped turn for a session that is parked
 		r.warn("model", "the reply-only message could not be written: "+err.Error())
 		return nil
 	}

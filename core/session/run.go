@@ -379,6 +379,7 @@ func (r *run) abandon(err error) error {
 		var nr *SessionNotResumableError
 		if !errors.As(err, &nr) {
 			return &TurnAbortedError{SessionID: r.id, TurnID: r.turnID(), State: r.rec.State, Cause: err,
+				Disposition: cmpDisposition(r.disposition), Turn: r.rec.Calls,
 				Interrupted: r.head.Version > r.startVersion && Status(r.head.Status) == StatusRunning}
 		}
 	}
@@ -522,4 +523,12 @@ func (r *run) policy() *kernel.Policy {
 		}
 	}
 	return p
+}
+
+// cmpDisposition is d, or turn when the call did not classify itself.
+func cmpDisposition(d Disposition) Disposition {
+	if d == "" {
+		return DispositionTurn
+	}
+	return d
 }

@@ -192,7 +192,7 @@ func (r *Runner) Run(ctx context.Context, opts Options, call func(context.Contex
 	var ta *session.TurnAbortedError
 	if r.Async() && errors.As(err, &ta) && ta.Interrupted && ctx.Err() == nil {
 		out, err = &session.Outcome{SessionID: ta.SessionID, TurnID: ta.TurnID, Kind: session.KindRunning,
-			Status: session.StatusRunning, State: ta.State}, nil
+			Status: session.StatusRunning, State: ta.State, Disposition: ta.Disposition, Turn: ta.Turn}, nil
 	}
 	if err != nil || out == nil || out.Kind != session.KindRunning || !r.Async() {
 		return out, err

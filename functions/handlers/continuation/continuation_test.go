@@ -386,7 +386,7 @@ func TestHardCutHandsOn(t *testing.T) {
 		func(ctx context.Context) (*session.Outcome, error) {
 			return eng.Send(ctx, "h1", session.SendInput{Message: "count"})
 		})
-	if err != nil || out.Kind != session.KindRunning || len(starter.refs) != 1 || starter.refs[0].TurnID != out.TurnID {
+	if err != nil || out.Kind != session.KindRunning || len(starter.refs) != 1 || starter.refs[0].TurnID != out.TurnID || out.Disposition != session.DispositionTurn || out.Turn != 1 {
 		t.Fatalf("cut: %v %+v starts %v", err, out, starter.refs)
 	}
 	if sum := w.summary("h1"); !sum.Interrupted {
