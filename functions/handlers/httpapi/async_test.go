@@ -17,6 +17,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/core/store/memory"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 )
 
@@ -324,5 +325,56 @@ func TestReadCursorPastTheEndAndMethods(t *testing.T) {
 		if resp.StatusCode != http.StatusMethodNotAllowed {
 			t.Errorf("%s /v1/sessions/{id} = %d, want 405", method, resp.StatusCode)
 		}
+	}
+}
+
+// conflictLog loses its writer's lease at the second commit: the request's turn opened,
+// then another writer took the session (409 SessionNotResumableError).
+type conflictLog struct {
+	*memory.Store
+	commits *int
+}
+
+func (c conflictLog) Commit(ctx context.Context, id, owner string, cm *store.Commit) (*store.Head, error) {
+	*c.commits++
+	if *c.commits == 2 {
+		return nil, store.ErrConflict
+	}
+	return c.Store.Commit(ctx, id, owner, cm)
+}
+
+type conflictEngines struct {
+	*engines
+	log conflictLog
+}
+
+func (c conflictEngines) Engine(ctx context.Context, workflow string) (*session.Engine, error) {
+	return session.New(session.Config{Workflow: workflow, Authored: c.authored, Log: c.log,
+		Files: memory.NewFiles(), Model: c.model, ModelID: "test-model"})
+}
+
+// A busy answer after the request's turn opened keeps its Idempotency-Key: the repeat does
+// not run the request again (C6-18).
+func TestIdempotencyKeyKeptWhenBusyAfterWriting(t *testing.T) {
+	_, e := newFixture(t)
+	n := 0
+	ce := conflictEngines{engines: e, log: conflictLog{Store: e.log, commits: &n}}
+	h := New(ce, nil, nil)
+	req := start("greeter", `{"message":"hello"}`)
+	req.Headers["idempotency-key"] = "k-busy"
+	first, _ := h.Handle(context.Background(), req)
+	var body ErrorBody
+	_ = json.Unmarshal([]byte(first.Body), &body)
+	if first.StatusCode != http.StatusConflict || body.Error.Code != "SessionNotResumableError" {
+		t.Fatalf("first = %d %s", first.StatusCode, first.Body)
+	}
+	calls := e.model.calls.Load()
+	again, _ := h.Handle(context.Background(), req)
+	if again.Headers["Idempotent-Replayed"] != "true" || e.model.calls.Load() != calls {
+		t.Fatalf("repeat = %d %s (replayed %q), model calls %d → %d: it ran again", again.StatusCode, again.Body,
+			again.Headers["Idempotent-Replayed"], calls, e.model.calls.Load())
+	}
+	if heads, _, _ := e.log.List(context.Background(), store.ListOptions{}); len(heads) != 1 {
+		t.Errorf("sessions = %d, want 1", len(heads))
 	}
 }
