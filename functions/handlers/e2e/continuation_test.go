@@ -19,6 +19,7 @@ import (
 	"github.com/archmax-ai/archmax/core/transcript"
 	"github.com/archmax-ai/archmax/functions/handlers/assembly"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 	"github.com/archmax-ai/archmax/functions/handlers/starts"
 	"github.com/archmax-ai/archmax/local/lambdafake"
 )
@@ -27,23 +28,26 @@ const turnFunction = "archmax-turn"
 
 // DESIGN.md §4 on the real protocols: the turn function answers a start 202 once the
 // opening is committed, then continues the turn by invoking itself asynchronously through
-// the Lambda API (local/lambdafake, 400 ms per invocation) while every model call takes
-// 60 ms; the turn completes across at least three invocations with every step committed to
+// the Lambda API (local/lambdafake, 1 s per invocation) while every model call takes
+// 100 ms; the turn completes across at least three invocations with every step committed to
 // DynamoDB exactly once. A duplicated continuation event is a no-op.
 func TestTurnContinuesAcrossLambdaInvocations(t *testing.T) {
 	s := newStack(t, "long.model.yaml")
+	s.warm(t)
 	var modelCalls atomic.Int64
-	s.onModelCall(func() { modelCalls.Add(1); time.Sleep(60 * time.Millisecond) })
+	s.onModelCall(func() { modelCalls.Add(1); time.Sleep(100 * time.Millisecond) })
 
-	const timeout = 400 * time.Millisecond
+	// no step starts in the last 300 ms of a 1 s invocation, so one invocation makes at most
+	// 7 of the 11 model calls of 100 ms each
+	const timeout = time.Second
 	fake := lambdafake.New(lambdafake.WithTimeout(timeout), lambdafake.WithRetryDelays(100*time.Millisecond))
 	t.Cleanup(fake.Close)
 	lambdaAPI := httptest.NewServer(fake)
 	t.Cleanup(lambdaAPI.Close)
 	s.env[assembly.EnvLambdaEndpoint] = lambdaAPI.URL
 	s.env["AWS_LAMBDA_FUNCTION_NAME"] = turnFunction
-	s.env[assembly.EnvModelTimeout] = "100ms"
-	s.env[assembly.EnvContinueMargin] = "50ms"
+	s.env[assembly.EnvModelTimeout] = "200ms"
+	s.env[assembly.EnvContinueMargin] = "100ms"
 
 	// the turn function as its main builds it, serving API Gateway and its own events
 	a, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] }, nil)
@@ -62,8 +66,8 @@ func TestTurnContinuesAcrossLambdaInvocations(t *testing.T) {
 		return json.Marshal(out)
 	})
 
-	// API Gateway's invocation of the function (the HTTP start), with Lambda's deadline
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	// API Gateway's invocation of the function (the HTTP start): it answers after the opening
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	raw, _ := json.Marshal(startReq("parcel", `{"message":"work through the ten steps"}`))
 	out, err := fn.Handle(ctx, raw)
@@ -165,5 +169,59 @@ func checkSteps(t *testing.T, msgs []transcript.Message, steps int) {
 	}
 	if last := msgs[len(msgs)-1]; last.Text != "All ten steps are done." {
 		t.Errorf("last message = %q", last.Text)
+	}
+}
+
+// DESIGN.md §1, §4 (C6-17): the decide function, continuing its own turns, answers a
+// decision 202 as soon as the decision is committed — before the model is asked anything —
+// and its continuation (an asynchronous self-invocation) runs the target state to the end.
+func TestDecisionIsAcceptedAndContinued(t *testing.T) {
+	s := newStack(t, "approve.model.yaml")
+	l := s.boot(t) // synchronous functions for the setup
+	id, parked := parkAtSignoff(t, l)
+	var modelCalls atomic.Int64
+	s.onModelCall(func() { modelCalls.Add(1) })
+
+	fake := lambdafake.New(lambdafake.WithTimeout(10*time.Second), lambdafake.WithRetryDelays(100*time.Millisecond))
+	t.Cleanup(fake.Close)
+	lambdaAPI := httptest.NewServer(fake)
+	t.Cleanup(lambdaAPI.Close)
+	s.env[assembly.EnvLambdaEndpoint] = lambdaAPI.URL
+	s.env["AWS_LAMBDA_FUNCTION_NAME"] = "archmax-decide"
+	a, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decide := httpapi.New(a.Engines, a.Runner, nil)
+	fake.Register("archmax-decide", func(ctx context.Context, payload []byte) ([]byte, error) {
+		out, err := decide.HandleOrEvent(ctx, payload, "decide", nil)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	})
+
+	ans := call(t, decide, decisionReq(id, jsonText(t, map[string]string{"to": "publish", "parkId": parked.parkID()})))
+	if ans.status != http.StatusAccepted || ans.body["kind"] != "running" || ans.body["state"] != "publish" || ans.body["disposition"] != "decide" {
+		t.Fatalf("decision = %d %v, want 202 running in publish", ans.status, ans.body)
+	}
+	if n := modelCalls.Load(); n != 0 {
+		t.Errorf("the model was called %d times before the 202", n)
+	}
+	wait, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	if err := fake.Wait(wait); err != nil {
+		t.Fatal(err)
+	}
+	sum := s.summary(t, id)
+	if sum.Status != session.StatusCompleted || sum.TurnID != ans.body["turnId"] || sum.Pending != nil {
+		t.Fatalf("after the continuation: %s turn %q, want completed in %v", sum.Status, sum.TurnID, ans.body["turnId"])
+	}
+	if got := s.trail(t, id); got != "trigger:draft agent:review human:publish" {
+		t.Errorf("trail = %s", got)
+	}
+	again := call(t, decide, decisionReq(id, jsonText(t, map[string]string{"to": "publish", "parkId": parked.parkID()})))
+	if again.status != http.StatusConflict {
+		t.Errorf("the same decision again = %d %v, want 409", again.status, again.body)
 	}
 }

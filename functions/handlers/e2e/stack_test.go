@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -408,4 +410,32 @@ func (s *stack) items(t *testing.T, id string) map[string]int {
 		}
 	}
 	return counts
+}
+
+// warm runs a few full write cycles (lease, commit with items, read, release) against the
+// stack's table, so the timing-sensitive tests do not measure DynamoDB Local's JIT warm-up.
+func (s *stack) warm(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	now := "2026-11-30T00:00:00.000Z"
+	for i := range 8 {
+		id := "warm-up-" + strconv.Itoa(i%2)
+		h, err := s.log.Acquire(ctx, id, "warm", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := *h
+		head.SessionID, head.Workflow, head.Status, head.CreatedAt, head.UpdatedAt = id, "warm", "running", now, now
+		head.Body, head.Messages = json.RawMessage(`{"workflow":"warm"}`), h.Messages+1
+		if _, err := s.log.Commit(ctx, id, "warm", &store.Commit{ExpectedVersion: h.Version, Head: head,
+			Messages: []json.RawMessage{json.RawMessage(`{"role":"user","text":"warm"}`)}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.log.Messages(ctx, id, 0, head.Messages); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.log.Release(ctx, id, "warm"); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
