@@ -46,8 +46,9 @@ func WithTurnOpened(ctx context.Context, fn func(sessionID, turnID string)) cont
 // invocation can carry the turn on with Continue. A host sets t to its invocation's
 // deadline minus one model call's timeout and a margin. A zero t removes the bound.
 //
-// The bound never stops a resume (decision, delivery, wake) before its first commit, nor
-// a continuation before its first step: every invocation makes progress.
+// Under the bound a resume (decision, delivery, wake) is committed before its first step
+// (so a cut first step leaves an interrupted session, not a lost resume), and a
+// continuation always takes one step before it may stop again: every invocation progresses.
 func WithStepDeadline(ctx context.Context, t time.Time) context.Context {
 	return context.WithValue(ctx, stepDeadlineKey{}, t)
 }

@@ -361,7 +361,8 @@ func (r *run) writeSnapshot(hash string) {
 func (r *run) abandon(err error) error {
 	cancelled := errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 	var lost *SessionNotResumableError
-	record := !cancelled && !errors.As(err, &lost) && !errors.Is(err, store.ErrConflict) &&
+	isLost := errors.As(err, &lost)
+	record := !cancelled && !isLost && !errors.Is(err, store.ErrConflict) &&
 		!r.resumeUncommitted && r.rec.Status == StatusRunning && r.head.Version > 0
 	if record {
 		r.rec.LastError = turnErrorOf(r.turnID(), err, r.e.now())
@@ -375,13 +376,10 @@ func (r *run) abandon(err error) error {
 			return errors.Join(err, cerr)
 		}
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		var nr *SessionNotResumableError
-		if !errors.As(err, &nr) {
-			return &TurnAbortedError{SessionID: r.id, TurnID: r.turnID(), State: r.rec.State, Cause: err,
-				Disposition: cmpDisposition(r.disposition), Turn: r.rec.Calls,
-				Interrupted: r.head.Version > r.startVersion && Status(r.head.Status) == StatusRunning}
-		}
+	if cancelled && !isLost {
+		return &TurnAbortedError{SessionID: r.id, TurnID: r.turnID(), State: r.rec.State, Cause: err,
+			Disposition: cmpDisposition(r.disposition), Turn: r.rec.Calls,
+			Interrupted: r.head.Version > r.startVersion && Status(r.head.Status) == StatusRunning}
 	}
 	return err
 }
@@ -432,10 +430,7 @@ func (r *run) settle(s settlement) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	disposition := r.disposition
-	if disposition == "" {
-		disposition = DispositionTurn
-	}
+	disposition := cmpDisposition(r.disposition)
 	out := &Outcome{
 		SessionID:   r.id,
 		TurnID:      r.turnID(),

@@ -99,7 +99,7 @@ func workContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // outcome summary when the call settled, or 202 with kind "running" (and a Location of
 // the session summary to poll) when the turn goes on in a continuation — at once without
 // `Prefer: wait=N`, else once N seconds (at most MaxWait) have passed between two steps.
-// A fresh turn's opening, and a resume's first step, always run before the answer. Work
+// A fresh turn's opening, or a resume (decision, delivery), is committed before the answer. Work
 // still running near API Gateway's or Lambda's limit is cut so the answer is ours and
 // committed steps stay.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -188,18 +188,17 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	if err != nil {
 		return nil, err
 	}
-	var out *session.Outcome
+	// every check that can refuse the request runs here, before the call is run
+	var call func(context.Context) (*session.Outcome, error)
 	switch t.act {
 	case actStart, actTurn:
-		out, err = h.turn(ctx, req, t)
+		call, err = h.turn(ctx, req, t)
 	case actDecision:
 		var d session.Decision
 		if d, err = decodeDecision(req); err == nil {
 			var eng *session.Engine
 			if eng, _, err = session.EngineOf(ctx, h.engines, t.sessionID); err == nil {
-				out, err = h.run.Run(ctx, runOptions(req), func(ctx context.Context) (*session.Outcome, error) {
-					return eng.Decide(ctx, t.sessionID, d)
-				})
+				call = func(ctx context.Context) (*session.Outcome, error) { return eng.Decide(ctx, t.sessionID, d) }
 			}
 		}
 	case actDelivery:
@@ -208,12 +207,14 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 			d.ID = idempotencyKey(req)
 			var eng *session.Engine
 			if eng, _, err = session.EngineOf(ctx, h.engines, t.sessionID); err == nil {
-				out, err = h.run.Run(ctx, runOptions(req), func(ctx context.Context) (*session.Outcome, error) {
-					return eng.Deliver(ctx, t.sessionID, d)
-				})
+				call = func(ctx context.Context) (*session.Outcome, error) { return eng.Deliver(ctx, t.sessionID, d) }
 			}
 		}
 	}
+	if err != nil {
+		return nil, err
+	}
+	out, err := h.run.Run(ctx, runOptions(req), call)
 	if err != nil {
 		return nil, err
 	}
@@ -221,8 +222,8 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	return &s, nil
 }
 
-// turn serves a start or a turn (Engine.Send).
-func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, t target) (*session.Outcome, error) {
+// turn checks a start or a turn and returns its Engine.Send call.
+func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, t target) (func(context.Context) (*session.Outcome, error), error) {
 	in, err := decodeTurn(req)
 	if err != nil {
 		return nil, err
@@ -261,9 +262,7 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	}
 	// a turn's blank message is refused by the engine, which words it by disposition (a
 	// reply to a human park, or a new turn) before anything is written
-	return h.run.Run(ctx, runOptions(req), func(ctx context.Context) (*session.Outcome, error) {
-		return eng.Send(ctx, id, in)
-	})
+	return func(ctx context.Context) (*session.Outcome, error) { return eng.Send(ctx, id, in) }, nil
 }
 
 // failure renders err as the contract's error answer and logs it: unexpected errors in
