@@ -30,6 +30,9 @@ const (
 	Decided          = "decided"
 	ParkMessage      = "park-message"
 	Delivered        = "delivered"
+	// SubWorkflowStart and SubWorkflowResult bracket one delegation (spec 02 §8.4).
+	SubWorkflowStart  = "sub-workflow-start"
+	SubWorkflowResult = "sub-workflow-result"
 )
 
 // Origin is SESSION_ORIGIN, the `from` of a turn's opening advance.
@@ -94,7 +97,7 @@ func DefaultLevel(typ string, data map[string]any) string {
 	switch typ {
 	case Warning, ToolBlocked, Raised:
 		return "warn"
-	case ToolResult, "sub-workflow-result":
+	case ToolResult, SubWorkflowResult:
 		if data["status"] == "error" {
 			return "warn"
 		}

@@ -141,11 +141,31 @@ func (r *run) modelID(st *spec.State) string {
 // metadata is the Converse requestMetadata of a call (DESIGN.md §6, spec 05).
 func (r *run) metadata(state, role string) map[string]string {
 	return map[string]string{
-		"archmax.session": r.id,
+		"archmax.session": metadataValue(r.id),
 		"archmax.state":   state,
 		"archmax.role":    role,
 		"archmax.turn":    strconv.Itoa(r.rec.Calls),
 	}
+}
+
+// metadataValue fits a value to Bedrock's requestMetadata alphabet ([a-zA-Z0-9\s:_@$#=/+,-.],
+// 1–256 characters; research D): a child id's '~' reads as '/' ("s~1" → "s/1"), any other
+// character outside it as '_'.
+func metadataValue(s string) string {
+	out := []rune(s)
+	for i, c := range out {
+		switch {
+		case c == '~':
+			out[i] = '/'
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.ContainsRune(" \t\n:_@$#=/+,-.", c):
+		default:
+			out[i] = '_'
+		}
+	}
+	if len(out) > 256 {
+		out = out[:256]
+	}
+	return string(out)
 }
 
 // recordUsage folds one call's usage into the record and emits model-usage (02 §11.1).
@@ -183,25 +203,54 @@ type callEffect struct {
 	wait       *PendingInput // an accepted archmax_wait: the park to commit
 	waitCall   string        // the archmax_wait call id
 	failure    string        // the state fails with this reason (a wait over its park budget)
+	delegated  bool          // a child of a delegation call parked: the session parks with it
 }
 
 // runToolCalls answers every call of one assistant message in order (spec 02 §7.1: a tool
-// that fails is answered with an error-status message and the state continues).
+// that fails is answered with an error-status message and the state continues). Calls
+// already answered are skipped, so a continuation re-enters the message where its
+// delegation calls left it; a run of consecutive delegation calls is one concurrent batch
+// (02 §8.4).
 func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepResult, error) {
 	var eff callEffect
+	answered := r.answeredCalls()
 	todoCalls := 0
 	for _, c := range calls {
 		if c.Name == writeTodosTool {
 			todoCalls++
 		}
 	}
-	for _, c := range calls {
+	for i := 0; i < len(calls); i++ {
+		c := calls[i]
+		if answered[c.ID] {
+			continue
+		}
+		stopped := eff.moveTo != "" || eff.raise != nil || eff.wait != nil || eff.failure != "" || eff.delegated
+		if spec.IsWorkflowToolName(c.Name) && !stopped {
+			j := i + 1
+			for j < len(calls) && spec.IsWorkflowToolName(calls[j].Name) && !answered[calls[j].ID] {
+				j++
+			}
+			b := r.delegationBatch(st, calls[i:j])
+			if b.terminal != "" && eff.terminal == "" {
+				eff.terminal = b.terminal
+			}
+			switch {
+			case b.err != nil:
+				return stepResult{}, b.err
+			case b.pending:
+				return stepResult{yielded: true}, nil
+			}
+			eff.delegated = eff.delegated || b.parked
+			i = j - 1
+			continue
+		}
 		var text string
 		var isErr, blocked bool
 		switch {
 		case c.Name == writeTodosTool && todoCalls > 1:
 			text, isErr = workspace.TodosParallel, true // BR-48: none of them runs
-		case eff.moveTo != "" || eff.raise != nil || eff.wait != nil || eff.failure != "":
+		case stopped:
 			to := eff.moveTo
 			if to == "" {
 				to = st.Slug
@@ -231,11 +280,16 @@ func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepRes
 		}
 		r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, Tool: c.Name, Text: text, Error: isErr, Blocked: blocked, State: st.Slug})
 	}
+	if eff.terminal != "" || eff.failure != "" {
+		r.rec.Delegations = nil // the state fails: its parked children are not presented
+	}
 	switch {
 	case eff.terminal != "":
 		return stepResult{failure: eff.terminal}, nil
 	case eff.failure != "":
 		return stepResult{failure: eff.failure}, nil
+	case eff.delegated:
+		return r.presentDelegation(st)
 	case eff.wait != nil:
 		return r.waitPark(st, eff.wait, eff.waitCall)
 	case eff.raise != nil:

@@ -108,6 +108,9 @@ func (h *scriptCalls) Call(ctx context.Context, tool, callID string, raw json.Ra
 		h.mu.Unlock()
 		return "", errors.New(ref.text)
 	}
+	if spec.IsWorkflowToolName(tool) {
+		return h.delegate(ctx, tool, callID, args, aborted)
+	}
 	r.emitCalled(h.st.Slug, h.origin, callID, tool, args)
 	start := r.e.cfg.Clock()
 	h.calls.add(callID, tool, start)
@@ -123,6 +126,38 @@ func (h *scriptCalls) Call(ctx context.Context, tool, callID string, raw json.Ra
 	}
 	if err != nil || h.closed {
 		return "", aborted
+	}
+	return text, nil
+}
+
+// delegate answers a script's delegation call (03 AS-40…AS-46): entered with mu held, the
+// child run without it; a refusal or failure rejects the script's promise with its text.
+func (h *scriptCalls) delegate(ctx context.Context, tool, callID string, args map[string]any, aborted error) (string, error) {
+	r := h.r
+	start := r.e.cfg.Clock()
+	emitted := false
+	text, isErr := r.delegateDetached(ctx, h.st, h.origin, callID, tool, args,
+		func() { h.mu.Lock() },
+		func() {
+			// accepted: the call is reported and tracked like any host call while its child runs
+			r.emitCalled(h.st.Slug, h.origin, callID, tool, args)
+			h.calls.add(callID, tool, start)
+			emitted = true
+			h.mu.Unlock()
+		},
+		func() bool { return !h.closed || h.calls.open[callID] != nil })
+	defer h.mu.Unlock()
+	if !emitted { // refused before it ran
+		return "", errors.New(text)
+	}
+	if h.calls.finish(callID, text, isErr, h.closed) {
+		r.emitResult(h.st.Slug, h.origin, callID, tool, text, isErr, start)
+	}
+	if h.closed {
+		return "", aborted
+	}
+	if isErr {
+		return "", errors.New(text)
 	}
 	return text, nil
 }

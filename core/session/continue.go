@@ -98,6 +98,9 @@ type ContinueSkipped struct{ Reason string }
 // another writer holds the session (retry later), *TurnAbortedError, *model.CallError and
 // store errors as for Send.
 func (e *Engine) Continue(ctx context.Context, id, turnID string) (*Outcome, *ContinueSkipped, error) {
+	if err := refuseChild(id); err != nil {
+		return nil, nil, err
+	}
 	var skipped *ContinueSkipped
 	out, err := e.withSessionOf(ctx, id, false, func(r *run) (*Outcome, error) {
 		switch {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -70,6 +71,12 @@ type Config struct {
 	// Blobs, when set, holds variable values over 16 KiB (content-addressed) so the session
 	// record stays small; without it every value stays inline (fs and memory stores).
 	Blobs store.Blobs
+	// MaxDelegationDepth bounds how many delegations deep a sub-workflow may run (default
+	// spec.DefaultSubWorkflowDepth, 3; a root session is 0, its child 1) and
+	// MaxConcurrentDelegations how many children of one session run at once (default
+	// spec.DefaultSubWorkflowConcurrency, 4; further dispatches queue) — spec 02 §8.3.
+	MaxDelegationDepth       int
+	MaxConcurrentDelegations int
 }
 
 // Engine runs sessions of one workflow. Safe for concurrent use across sessions.
@@ -78,6 +85,10 @@ type Engine struct {
 	emitter   *events.Emitter
 	ptcSeq    atomic.Int64
 	hostTools map[string]*HostTool
+	// siblings are the assembly's engines for the other workflows (delegation targets);
+	// set by Engines, else created on first use over this engine's Config.
+	siblings     *Engines
+	siblingsOnce sync.Once
 }
 
 // New validates cfg and returns an Engine.
@@ -169,6 +180,9 @@ func (e *Engine) readOptional(ctx context.Context, key string) string {
 func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Outcome, error) {
 	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {
+		return nil, err
+	}
+	if err := refuseChild(id); err != nil {
 		return nil, err
 	}
 	seeds := map[string]any{}
@@ -375,7 +389,12 @@ var implemented = func() map[string]bool {
 
 // available reports whether this runtime implements a tool: a built-in, a control, or a
 // host tool (machine.Machine.Available).
-func (e *Engine) available(tool string) bool { return implemented[tool] || e.hostTools[tool] != nil }
+func (e *Engine) available(tool string) bool {
+	if slug, ok := spec.WorkflowSlugFromToolName(tool); ok {
+		return spec.IsDelegationSlug(slug) // a delegation target is loaded when the tool is offered or called
+	}
+	return implemented[tool] || e.hostTools[tool] != nil
+}
 
 func (e *Engine) nextPtcID() string { return "ptc:" + strconv.FormatInt(e.ptcSeq.Add(1), 10) }
 

@@ -51,6 +51,7 @@ func (e *Engines) Engine(ctx context.Context, workflow string) (*Engine, error) 
 	if err != nil {
 		return nil, err
 	}
+	eng.siblings = e
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if first, ok := e.byWf[workflow]; ok { // a concurrent request won the race

@@ -192,6 +192,8 @@ func (g *grader) call(ctx context.Context, c transcript.ToolCall) (string, bool,
 		if text, err = g.control(r, st, g.history, c.Name, c.ID, args, graderControlTexts); err != nil {
 			text, isErr = err.Error(), true
 		}
+	} else if spec.IsWorkflowToolName(c.Name) {
+		text, isErr = r.delegateDetached(ctx, st, kernel.OriginGrader, c.ID, c.Name, args, func() {}, func() {}, func() bool { return true })
 	} else {
 		var err error
 		text, isErr, err = r.callTool(ctx, c.Name, c.ID, st.Slug, args)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,11 @@ type queueModel struct {
 	mu       sync.Mutex
 	replies  []reply
 	requests []*model.Request
+	// bySession answers a session's calls from its own queue (concurrent sub-workflow
+	// children), ahead of replies.
+	bySession map[string][]reply
+	// hook, when set, runs outside the lock before a reply (to observe concurrency).
+	hook func(req *model.Request)
 }
 
 func (q *queueModel) Converse(ctx context.Context, req *model.Request) (*model.Response, error) {
@@ -35,6 +41,18 @@ func (q *queueModel) Converse(ctx context.Context, req *model.Request) (*model.R
 		return nil, err
 	}
 	q.requests = append(q.requests, req)
+	if sid := strings.ReplaceAll(req.Metadata["archmax.session"], "/", "~"); len(q.bySession[sid]) > 0 {
+		sq := q.bySession[sid]
+		q.bySession[sid] = sq[1:]
+		hook := q.hook
+		q.mu.Unlock()
+		if hook != nil {
+			hook(req)
+		}
+		res, err := sq[0](req)
+		q.mu.Lock()
+		return res, err
+	}
 	if len(q.replies) == 0 {
 		q.t.Errorf("unexpected model call %d in state %s", len(q.requests), req.Metadata["archmax.state"])
 		return nil, fmt.Errorf("no scripted reply left")
@@ -57,7 +75,7 @@ type call struct {
 	args map[string]any
 }
 
-var callSeq int
+var callSeq atomic.Int64
 
 // calls answers with tool calls (and optional text first).
 func calls(text string, cs ...call) reply {
@@ -67,9 +85,8 @@ func calls(text string, cs ...call) reply {
 			blocks = append(blocks, model.Block{Kind: model.BlockText, Text: text})
 		}
 		for _, c := range cs {
-			callSeq++
 			raw, _ := json.Marshal(c.args)
-			blocks = append(blocks, model.Block{Kind: model.BlockToolUse, ToolUse: &model.ToolUse{ID: fmt.Sprintf("tu_%d", callSeq), Name: c.name, Input: raw}})
+			blocks = append(blocks, model.Block{Kind: model.BlockToolUse, ToolUse: &model.ToolUse{ID: fmt.Sprintf("tu_%d", callSeq.Add(1)), Name: c.name, Input: raw}})
 		}
 		return &model.Response{StopReason: model.StopToolUse, Usage: &model.Usage{InputTokens: 200, OutputTokens: 20, CacheReadTokens: 50},
 			Message: model.Message{Role: model.RoleAssistant, Content: blocks}}, nil

@@ -11,6 +11,7 @@ import (
 
 // stepResult is what one iteration of the state loop did.
 type stepResult struct {
+	yielded bool        // children of this step are still running: stop, the session interrupted
 	moved   bool        // the position changed; keep looping
 	settled *settlement // the call settles
 	failure string      // the state failed: route through on_error (else rejected)
@@ -31,16 +32,16 @@ func (r *run) loop() (settlement, error) {
 		if !r.step() {
 			return settlement{status: StatusRejected, reason: stepLimitExceeded}, nil
 		}
-		var res stepResult
-		var err error
-		switch st.Type {
-		case "agent":
+		res, pending, err := r.pendingStep()
+		switch {
+		case pending:
+		case st.Type == "agent":
 			res, err = r.agentStep(st)
-		case "code":
+		case st.Type == "code":
 			res, err = r.codeStep(st)
-		case "grader":
+		case st.Type == "grader":
 			res, err = r.graderStep(st)
-		case "human":
+		case st.Type == "human":
 			res, err = r.presentDecision(st)
 		default:
 			res = stepResult{settled: &settlement{status: StatusRejected, reason: notSupportedYet(st.Type, st.Slug)}}
@@ -49,6 +50,8 @@ func (r *run) loop() (settlement, error) {
 			return settlement{}, err
 		}
 		switch {
+		case res.yielded:
+			return settlement{status: StatusRunning, yielded: true}, nil
 		case res.settled != nil:
 			return *res.settled, nil
 		case res.failure != "":
@@ -116,7 +119,8 @@ func (r *run) routeFailure(state, reason string) *settlement {
 func (r *run) completion() settlement {
 	st := r.sp.State(r.rec.State)
 	trig := r.sp.Trigger(r.rec.CurrentTrigger)
-	if st != nil && st.IsTerminal() && trig != nil {
+	// a sub-workflow child short of its returns completes: its caller gets a note (02 §8.4)
+	if st != nil && st.IsTerminal() && trig != nil && r.rec.Scope == nil {
 		if reason := spec.ReturnsRefusal(r.rec.State, trig.ID, trig.Returns, r.vars()); reason != "" {
 			return settlement{status: StatusRejected, reason: reason}
 		}

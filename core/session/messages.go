@@ -6,11 +6,15 @@ package session
 // the spec section each comes from is named beside it.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
+
+	"github.com/archmax-ai/archmax/core/spec"
 )
 
 // Notes (spec 02 §5.3; 03 CS-46 and OQ-19).
@@ -292,4 +296,214 @@ func scriptUnreadable(path string) string {
 // invocation's deadline, a cancellation, a failure) between the model's answer and the tool.
 func toolNotRun(tool string) string {
 	return fmt.Sprintf("Tool '%s' was not run: the turn stopped before it. Call it again if it is still needed.", tool)
+}
+
+// Sub-workflows (spec 01 §7.5, 02 §3.7, §5.3, §8; 03 AS-44). The refusal and failure texts,
+// the delegation tool's description and the opening note follow the reference's
+// src/workflow/sub-workflow.ts and src/workflow/workflow-tools.ts.
+const (
+	// noClosingMessage is the result message of a child that said nothing (02 §8.4).
+	noClosingMessage = "(the sub-workflow completed without a closing message)"
+	// openingBegin leads a child's opening note (02 §5.3).
+	openingBegin = "Begin. Your instructions are already in context."
+)
+
+func delegationDepthExceeded(wf string, depth, max int, chain string) string {
+	return fmt.Sprintf("Refusing to run sub-workflow '%s': it would be %d delegations deep, past the dispatcher's limit of %d. Chain so far: %s.", wf, depth, max, chain)
+}
+
+func delegationCycle(wf, chain string) string {
+	return fmt.Sprintf("Refusing to run sub-workflow '%s': it is already running in this chain (%s), so the run would not terminate.", wf, chain)
+}
+
+func delegationUnresolved(wf, param, detail string) string {
+	return fmt.Sprintf("Cannot run sub-workflow '%s': its param '%s' references %s.", wf, param, detail)
+}
+
+func delegationUnknown(wf, detail string) string {
+	return fmt.Sprintf("Cannot run sub-workflow '%s': %s.", wf, detail)
+}
+
+func delegationNoManual(wf string) string {
+	return fmt.Sprintf("Cannot run sub-workflow '%s': it declares no 'manual' trigger entry, so it has no state to start in. Add \"trigger: manual\" to the state a session should start in.", wf)
+}
+
+func delegationDisabled(wf string) string {
+	return fmt.Sprintf("Refusing to run sub-workflow '%s': it is disabled ('disabled: true' in its workflow.yaml), so it starts no run. Remove that flag to re-enable it.", wf)
+}
+
+func delegationMissingParams(wf string, names []string) string {
+	which := "that argument"
+	if len(names) > 1 {
+		which = "those arguments"
+	}
+	return fmt.Sprintf("Refusing to run sub-workflow '%s': it requires %s, which this call does not supply. Call it again with %s.", wf, quotedComma(names), which)
+}
+
+func delegationInvalidParams(wf string, issues []string) string {
+	which := "a value"
+	if len(issues) > 1 {
+		which = "values"
+	}
+	return fmt.Sprintf("Refusing to run sub-workflow '%s': %s. Call it again with %s of the declared type.", wf, strings.Join(issues, "; "), which)
+}
+
+func delegationRejected(wf, state, reason string) string {
+	return fmt.Sprintf("Sub-workflow '%s' was rejected in state '%s': %s", wf, state, reason)
+}
+
+func delegationRaised(wf, code, state, reason string) string {
+	return fmt.Sprintf("Sub-workflow '%s' failed: its agent raised '%s' in state '%s': %s", wf, code, state, reason)
+}
+
+func delegationFailed(wf, message string) string {
+	return fmt.Sprintf("Sub-workflow '%s' failed: %s", wf, message)
+}
+
+func delegationInvalidReturns(wf, where string, issues []string) string {
+	return fmt.Sprintf("Sub-workflow '%s' settled %s with returns its 'manual' trigger types otherwise: %s.", wf, where, strings.Join(issues, "; "))
+}
+
+// delegationMissingReturnsNote is the `note` return of a child that left declared returns
+// unset (01 §7.5; several names: each quoted, comma-separated, "were not set" — 03 §2).
+func delegationMissingReturnsNote(names []string) string {
+	verb := "was"
+	if len(names) > 1 {
+		verb = "were"
+	}
+	return fmt.Sprintf("Not all return variables were set by the sub-workflow: %s %s not set.", quotedComma(names), verb)
+}
+
+func delegationUnsettled(wf, state string, status Status) string {
+	return fmt.Sprintf("Sub-workflow '%s' settled in state '%s' with status '%s' but no pending suspension, so nothing could resume it.", wf, state, status)
+}
+
+// delegationScriptParked is AS-44's exact text: a script's delegation reached a park.
+func delegationScriptParked(wf string) string {
+	return fmt.Sprintf("Sub-workflow '%s' stopped for a person, and a script cannot wait for one: the sandbox has no way to resume. Call it from the state's agent, or move the decision to a human node in the calling workflow.", wf)
+}
+
+// delegationAgentParked answers an agent's delegation call whose child parked (02 §3.7: the
+// call settles with an error status and the parent parks with the child) [decision D8-4].
+func delegationAgentParked(wf, state string) string {
+	return fmt.Sprintf("Sub-workflow '%s' stopped for a person in its '%s' state. This run waits with it; when the person answers, the sub-workflow continues and its result arrives as a [sub-workflow] note.", wf, state)
+}
+
+// delegationAbandoned answers a delegation call a new turn left behind (02 §3.7: a new turn
+// abandons pending delegations) [decision D8-5].
+func delegationAbandoned(wf string) string {
+	return fmt.Sprintf("Sub-workflow '%s' was abandoned: a new turn began before it finished.", wf)
+}
+
+func noteSubWorkflow(wf, closing string) string {
+	return fmt.Sprintf("[sub-workflow: %s] %s", wf, closing)
+}
+
+func noteSubWorkflowFailed(wf, message string) string {
+	return fmt.Sprintf("[error] sub-workflow '%s' failed after the decision: %s", wf, message)
+}
+
+// delegationToolDescription is the model-facing description of archmax_workflow_<slug>
+// (02 §8.1): led by the child's manual trigger description (01 §4.8), then what the call does.
+func delegationToolDescription(wf, title, description string, requires, returns []string) string {
+	var parts []string
+	if d := strings.TrimSpace(description); d != "" {
+		if !strings.HasSuffix(d, ".") && !strings.HasSuffix(d, "!") && !strings.HasSuffix(d, "?") {
+			d += "."
+		}
+		parts = append(parts, d)
+	}
+	label := ""
+	if t := strings.TrimSpace(title); t != "" {
+		label = " (" + t + ")"
+	}
+	parts = append(parts, fmt.Sprintf("Run the '%s' workflow%s to completion and return its result. It runs as its own governed machine with its own states and tools; your run stays where it is and continues when the call answers.", wf, label))
+	if len(requires) > 0 {
+		parts = append(parts, fmt.Sprintf("It requires %s, which the call must supply.", quotedAnd(requires)))
+	}
+	if len(returns) > 0 {
+		parts = append(parts, fmt.Sprintf("The result carries %s under 'returns', alongside the workflow's closing message under 'message'.", quotedAnd(returns)))
+	} else {
+		parts = append(parts, "The result is the workflow's closing message.")
+	}
+	parts = append(parts, "One call runs it once; call it again (in the same turn) to run several at once.")
+	return strings.Join(parts, " ")
+}
+
+// delegationParamDescription describes one delegation argument in the tool's input schema.
+func delegationParamDescription(name, declared string) string {
+	if d := strings.TrimSpace(declared); d != "" {
+		if !strings.HasSuffix(d, ".") && !strings.HasSuffix(d, "!") && !strings.HasSuffix(d, "?") {
+			d += "."
+		}
+		return d + " Seeded as a locked run variable."
+	}
+	return fmt.Sprintf("Required input '%s', seeded as a locked run variable.", name)
+}
+
+func quotedComma(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "'" + n + "'"
+	}
+	return strings.Join(q, ", ")
+}
+
+func quotedAnd(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "'" + n + "'"
+	}
+	if len(q) <= 1 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// openingNote is a child's first message (02 §5.3 `opening`): the inputs in name order, a
+// string JSON-quoted (U+2028/U+2029 escaped), a finite number or boolean as written; a value
+// of another kind, one rendering longer than 200 characters, or one taking the shown values
+// past 1,000 characters in all is only named.
+func openingNote(inputs map[string]any) string {
+	var shown, hidden []string
+	total := 0
+	for _, name := range slices.Sorted(maps.Keys(inputs)) {
+		text, ok := openingValue(inputs[name])
+		if ok && len([]rune(text)) <= 200 && total+len([]rune(text)) <= 1000 {
+			total += len([]rune(text))
+			shown = append(shown, "- "+name+": "+text)
+			continue
+		}
+		hidden = append(hidden, name)
+	}
+	lines := []string{openingBegin}
+	if len(shown) > 0 {
+		lines[0] += " You were started with these inputs:"
+		lines = append(lines, shown...)
+	}
+	if len(hidden) > 0 {
+		lead := "Not shown here: "
+		if len(shown) == 0 {
+			lead = "Your inputs are not shown here: "
+		}
+		lines = append(lines, lead+strings.Join(hidden, ", ")+". Read one with archmax_get_variables when you need its value.")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func openingValue(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // JSON.stringify's quoting; U+2028/U+2029 still escaped
+		_ = enc.Encode(x)
+		return strings.TrimSuffix(b.String(), "\n"), true
+	case bool, json.Number, float64, float32, int, int64, int32:
+		if f, ok := x.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return "", false
+		}
+		return spec.ScalarString(x)
+	}
+	return "", false
 }

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/kernel"
@@ -31,10 +30,17 @@ type Park struct {
 	Channel  ParkChannel      `json:"channel"`
 	Decision *PendingDecision `json:"decision,omitempty"`
 	Input    *PendingInput    `json:"input,omitempty"`
+	// Delegation is set when the park is a child's, presented through this session (02
+	// §3.7): Decision or Input is the child's own pending record.
+	Delegation *DelegatedPark `json:"delegation,omitempty"`
 }
 
-// State is the parked state.
+// State is the parked state: the session's own, or for a delegated park the calling state
+// (the child's state is Decision.State / Input.State).
 func (p *Park) State() string {
+	if p.Delegation != nil {
+		return p.Delegation.State
+	}
 	if p.Decision != nil {
 		return p.Decision.State
 	}
@@ -229,6 +235,9 @@ func (r *run) decide(d Decision) (*Outcome, error) {
 	if d.ParkID != "" && d.ParkID != park.ParkID {
 		return nil, &ParkNotLiveError{SessionID: r.id, ParkID: d.ParkID, LiveParkID: park.ParkID}
 	}
+	if park.Delegation != nil {
+		return r.decideDelegated(d)
+	}
 	state := park.Decision.State
 	to := strings.TrimSpace(d.To)
 	var valid []string
@@ -272,6 +281,9 @@ func (r *run) deliver(d Delivery) (*Outcome, error) {
 	park := r.rec.Park
 	if d.ParkID != "" && d.ParkID != park.ParkID {
 		return nil, &ParkNotLiveError{SessionID: r.id, ParkID: d.ParkID, LiveParkID: park.ParkID}
+	}
+	if park.Delegation != nil {
+		return r.deliverDelegated(d)
 	}
 	trigger := strings.TrimSpace(d.Trigger)
 	if trigger == "" {
@@ -433,12 +445,7 @@ func (r *run) waitPark(st *spec.State, in *PendingInput, callID string) (stepRes
 	if err := r.commit(); err != nil {
 		return stepResult{}, err
 	}
-	if in.ResumeAt != "" && r.e.cfg.Scheduler != nil {
-		at, _ := time.Parse(time.RFC3339Nano, in.ResumeAt)
-		if err := r.e.cfg.Scheduler.Schedule(context.WithoutCancel(r.ctx), r.id, r.rec.Park.ParkID, at); err != nil {
-			r.warn("scheduler", fmt.Sprintf("could not schedule the wake of park '%s' at %s: %v (the sweep will find it)", r.rec.Park.ParkID, in.ResumeAt, err))
-		}
-	}
+	r.scheduleWake()
 	if !spokeSinceLastPerson(r.msgs) {
 		if err := r.replyOnlyCall(st, replyOnlyDirective(inputPark, r.stateLabel(st.Slug), in.Reason)); err != nil {
 			return stepResult{}, err
@@ -498,6 +505,9 @@ func (e *Engine) Decide(ctx context.Context, sessionID string, d Decision) (*Out
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseChild(id); err != nil {
+		return nil, err
+	}
 	return e.withSession(ctx, id, func(r *run) (*Outcome, error) { return r.decide(d) })
 }
 
@@ -507,6 +517,9 @@ func (e *Engine) Decide(ctx context.Context, sessionID string, d Decision) (*Out
 func (e *Engine) Reply(ctx context.Context, sessionID, text string) (*Outcome, error) {
 	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {
+		return nil, err
+	}
+	if err := refuseChild(id); err != nil {
 		return nil, err
 	}
 	return e.withSession(ctx, id, func(r *run) (*Outcome, error) {
@@ -525,6 +538,9 @@ func (e *Engine) Deliver(ctx context.Context, sessionID string, d Delivery) (*Ou
 	if err != nil {
 		return nil, err
 	}
+	if err := refuseChild(id); err != nil {
+		return nil, err
+	}
 	return e.withSession(ctx, id, func(r *run) (*Outcome, error) { return r.deliver(d) })
 }
 
@@ -535,6 +551,9 @@ func (e *Engine) Deliver(ctx context.Context, sessionID string, d Delivery) (*Ou
 func (e *Engine) Wake(ctx context.Context, sessionID, parkID string) (*Outcome, *WakeSkipped, error) {
 	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := refuseChild(id); err != nil {
 		return nil, nil, err
 	}
 	var skipped *WakeSkipped

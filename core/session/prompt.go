@@ -29,7 +29,10 @@ You are the agent of a governed workflow run. The run is a state machine: at eve
 - Name the run first: early on, set the ` + "`title`" + ` variable to a short, single-line label of the task (at most 200 characters). You may refine it later.
 <!-- /top-level-only -->`
 
-var htmlComment = regexp.MustCompile(`(?s)<!--.*?-->`)
+var (
+	htmlComment  = regexp.MustCompile(`(?s)<!--.*?-->`)
+	topLevelOnly = regexp.MustCompile(`(?s)<!-- top-level-only -->.*?<!-- /top-level-only -->`)
+)
 
 // staticPrompt is the cacheable prefix (spec 02 §14.1): platform, AGENTS.md, the host's
 // systemPrompt, the workflow header and WORKFLOW.md prose — nothing about the position.
@@ -44,6 +47,10 @@ func (r *run) buildStaticPrompt() string {
 	platform := platformPrompt
 	if r.wf.platform != "" {
 		platform = r.wf.platform
+	}
+	if r.rec.Scope != nil {
+		// a child is not asked to name the run (02 §8.6)
+		platform = topLevelOnly.ReplaceAllString(platform, "")
 	}
 	platform = strings.NewReplacer("<!-- top-level-only -->\n", "", "<!-- /top-level-only -->", "").Replace(platform)
 	var parts []string

@@ -98,6 +98,18 @@ type record struct {
 	// LastError is the failure that stopped the current turn's last attempt, while the
 	// session stays running (interrupted); cleared by the next commit.
 	LastError *TurnError `json:"lastError,omitempty"`
+	// DispatchCount is the last child number used: a child's id is <session>~<n> (02 §8.2).
+	DispatchCount int `json:"dispatchCount,omitempty"`
+	// Dispatches are the children of this session still owing it a result: an agent's
+	// delegation calls whose tool result is pending, or a delegated park's child resumed by
+	// a decision or delivery. Committed before a child starts, so a continuation or a crash
+	// recovery carries them on (DESIGN.md §4).
+	Dispatches []*dispatchMark `json:"dispatches,omitempty"`
+	// Delegations queue the parked children of agent delegations in the order their parks
+	// arrived; the head is presented as Park (02 §3.7).
+	Delegations []*queuedDelegation `json:"delegations,omitempty"`
+	// Scope is set on a child session: its place in the delegation chain (02 §8.2).
+	Scope *childScope `json:"scope,omitempty"`
 }
 
 // TurnError is why a turn's last attempt stopped without settling (a model or store
@@ -138,6 +150,9 @@ type Outcome struct {
 	ParkedChannel ParkChannel `json:"parkedChannel,omitempty"`
 	// Reparked: a decide, deliver or reply call that ended parked again.
 	Reparked bool `json:"reparked,omitempty"`
+	// Delegation is set when the session is parked on a child's decision (02 §3.7): the
+	// decision is the child's, answered through this session.
+	Delegation *DelegatedPark `json:"delegation,omitempty"`
 }
 
 // SendInput is one call on a session (spec 02 §1.2).

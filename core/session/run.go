@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
@@ -65,6 +66,10 @@ type run struct {
 	failing      bool          // abandon is committing a failure (LastError stays)
 	opened       bool          // the call's first commit happened (WithTurnOpened reported it)
 	scripts      *sandbox.REPL // the call's agent-script REPL (archmax_eval / archmax_run), lazily
+	slotsState                 // the bound on in-flight children (delegations)
+	opening      string        // a child's opening note, written instead of a person's message
+	inheritOnce  sync.Once
+	inherited    []kernel.Inherited // the ancestors' workflow-wide denials (a child)
 }
 
 // settlement is how the state loop ended.
@@ -89,7 +94,11 @@ const storedArgsCap = 512
 // only (their message is stored whole); stored tool-result previews are shortened.
 func (r *run) emit(typ string, data map[string]any) {
 	r.rec.EventSeq++
-	ev := r.e.emitter.Stamp(events.Event{Type: typ, SessionID: r.id, SessionSeq: r.rec.EventSeq, Data: data})
+	ev := events.Event{Type: typ, SessionID: r.id, SessionSeq: r.rec.EventSeq, Data: data}
+	if r.rec.Scope != nil {
+		ev.DispatchID = r.rec.Scope.DispatchID // everything a child emits names its dispatch (02 §8.4)
+	}
+	ev = r.e.emitter.Stamp(ev)
 	if typ == events.AgentTextDelta {
 		return
 	}
@@ -174,6 +183,8 @@ func (r *run) commit() error {
 	h.Events += int64(len(r.pendingEvents))
 	h.ParkDue = ""
 	switch p := r.rec.Park; {
+	case r.rec.Scope != nil:
+		// a child is woken and carried on through its parent, never on its own
 	case p != nil && p.Input != nil && r.rec.Status == StatusAwaitingInput:
 		h.ParkDue = p.Input.ResumeAt
 	case r.rec.Status == StatusRunning:
@@ -323,15 +334,20 @@ func (r *run) turn(in SendInput, seeds map[string]any) (*Outcome, error) {
 			return r.settle(settlement{status: StatusRejected, reason: reason})
 		}
 	}
-	// 11. turn reset
+	// 11. turn reset (a new turn abandons pending delegations, 02 §3.7)
+	r.abandonDispatches()
 	r.rec.Rejected, r.rec.Exit, r.rec.StateTurns = "", nil, nil
 	r.rec.Park, r.rec.ParkCounts, r.rec.PendingEvidence = nil, nil, nil
 	r.rec.Status = StatusRunning
 	// 12. arrival
 	r.emit(events.StateEnter, map[string]any{"state": pos})
 	r.appendTrail(transcript.TrailStep{To: pos, Kind: transcript.TrailTrigger, Reason: t})
-	// 13. the person's message
-	r.appendMessage(transcript.Message{Role: transcript.RoleUser, Text: strings.TrimSpace(in.Message), State: pos})
+	// 13. the person's message — for a sub-workflow child, its opening note (02 §8.6)
+	if r.opening != "" {
+		r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteOpening, Text: r.opening, State: pos})
+	} else {
+		r.appendMessage(transcript.Message{Role: transcript.RoleUser, Text: strings.TrimSpace(in.Message), State: pos})
+	}
 	if err := r.commit(); err != nil {
 		return nil, err
 	}
@@ -401,7 +417,7 @@ func (r *run) answerOpenCalls() {
 			}
 		}
 		for _, c := range m.ToolCalls {
-			if !answered[c.ID] {
+			if !answered[c.ID] && r.markFor(c.ID) == nil { // a recorded delegation is carried on, not dropped
 				r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, Tool: c.Name,
 					Text: toolNotRun(c.Name), Error: true, State: m.State})
 			}
@@ -430,46 +446,7 @@ func (r *run) settle(s settlement) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	disposition := cmpDisposition(r.disposition)
-	out := &Outcome{
-		SessionID:   r.id,
-		TurnID:      r.turnID(),
-		Disposition: disposition,
-		Status:      r.rec.Status,
-		State:       r.rec.State,
-		Reply:       transcript.LastAgentText(r.msgs),
-		Exit:        r.rec.Exit,
-		Variables:   maps.Clone(r.rec.Variables),
-		Messages:    r.msgs,
-		AuditTrail:  r.trail,
-		Turn:        r.rec.Calls,
-	}
-	if !r.rec.Usage.Empty() {
-		u := *r.rec.Usage
-		out.Usage = &u
-	}
-	switch r.rec.Status {
-	case StatusAwaitingDecision, StatusAwaitingInput:
-		out.Kind, out.Pending, out.ParkedChannel = KindParked, r.rec.Park, r.rec.Park.Channel
-		out.State = r.rec.Park.State()
-		out.Reparked = disposition != DispositionTurn
-	case StatusRejected:
-		out.Kind, out.Rejected = KindRejected, r.rec.Rejected
-	case StatusFailed:
-		out.Kind = KindFailed
-	case StatusRunning:
-		// the turn is not over: it has no reply yet (its messages so far are readable)
-		out.Kind, out.Reply = KindRunning, ""
-	default:
-		out.Kind = KindCompleted
-	}
-	if out.Messages == nil {
-		out.Messages = []transcript.Message{}
-	}
-	if out.AuditTrail == nil {
-		out.AuditTrail = []transcript.TrailStep{}
-	}
-	return out, nil
+	return r.outcome(), nil
 }
 
 // hideFromListing redacts skill bundles and governed mounts the current state does not
@@ -494,7 +471,14 @@ func (r *run) surfaceOf(state string) *surface {
 		r.surfaces = map[string]*surface{}
 	}
 	names := r.mach.Surface(state)
-	s := &surface{names: names, specs: r.e.toolSpecs(names)}
+	s := &surface{names: names}
+	for _, name := range names {
+		if slug, ok := spec.WorkflowSlugFromToolName(name); ok {
+			s.specs = append(s.specs, r.e.delegationToolSpec(r.ctx, slug))
+			continue
+		}
+		s.specs = append(s.specs, r.e.toolSpecs([]string{name})...)
+	}
 	r.surfaces[state] = s
 	return s
 }
@@ -502,6 +486,7 @@ func (r *run) surfaceOf(state string) *surface {
 // policy is the kernel's view of the session at this moment.
 func (r *run) policy() *kernel.Policy {
 	p := &kernel.Policy{Spec: r.sp, Skills: r.wf.skills, Mounts: r.mach.Mounts, Variables: r.vars(), Rules: r.e.cfg.PolicyRules,
+		Inherited: r.inheritedDenials(),
 		Surface: func(st string) []string { return r.surfaceOf(st).names }}
 	for name, t := range r.e.hostTools {
 		if len(t.Paths) > 0 {

@@ -23,6 +23,14 @@ const (
 // single hyphens, no length limit (spec 01 §6.1, ^[a-z0-9]+(?:-[a-z0-9]+)*$).
 func IsSlug(s string) bool { return slugPattern.MatchString(s) }
 
+// MaxDelegationSlug is the longest workflow slug a delegation tool may name: Bedrock caps
+// tool names at 64 characters and archmax_workflow_ takes 17 (spec 01 §6.1, DESIGN.md §2).
+const MaxDelegationSlug = 47
+
+// IsDelegationSlug reports whether s can be named by a delegation tool: a slug of at most
+// MaxDelegationSlug characters.
+func IsDelegationSlug(s string) bool { return len(s) <= MaxDelegationSlug && IsSlug(s) }
+
 // IsVariableName reports whether s matches VARIABLE_NAME_PATTERN ^[a-z][a-z0-9_]*$,
 // no length limit (spec 01 §5.1).
 func IsVariableName(s string) bool { return variableNamePattern.MatchString(s) }

@@ -1,0 +1,879 @@
+package session
+
+// Sub-workflows (spec 02 §8, §3.7; 01 §7.5; 03 §4.5): a state that allows
+// archmax_workflow_<slug> hands work to another workflow of the same authored tree, run as a
+// child session <parent>~<n> with its own checkpoint, files and lease.
+//
+// A dispatch has three phases. prepare runs under the parent's run (its goroutine, or a
+// script host's lock): the dispatch checks, the child number, the start event. run drives
+// the child on its own goroutine and touches nothing of the parent. finish, under the run
+// again, turns the child's outcome into the call's answer: the result, the sub-workflow
+// trail step and result event, the usage roll-up, or a delegated park.
+//
+// An agent's delegation calls are recorded on the parent (record.Dispatches) and committed
+// before their children start, so an invocation that stops — at its step deadline, cut, or
+// crashed — leaves a parent whose continuation drives the same children on from their own
+// checkpoints and answers the calls (DESIGN.md §4).
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/kernel"
+	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/core/transcript"
+	"github.com/archmax-ai/archmax/core/workspace"
+)
+
+// DelegatedPark names the child whose park a session presents (spec 02 §3.7): set on
+// Outcome.Delegation and Park.Delegation while the parent waits on the child's decision or
+// input. A decision or delivery addressed to the parent is routed to the child.
+type DelegatedPark struct {
+	Workflow    string `json:"workflow"`             // the child's workflow slug
+	SessionID   string `json:"sessionId"`            // the child session id, <parent>~<identity>
+	Identity    int    `json:"identity"`             // the dispatch number in the parent
+	DispatchID  string `json:"dispatchId"`           // as the sub-workflow-* events name it
+	ToolCallID  string `json:"toolCallId,omitempty"` // the delegation call in the parent's transcript
+	State       string `json:"state"`                // the calling (parent) state
+	ChildParkID string `json:"childParkId"`          // the child's own live park
+}
+
+// childScope is a child session's place in its delegation chain.
+type childScope struct {
+	// Chain is the workflow slugs of every session above the child, root first.
+	Chain      []string `json:"chain"`
+	DispatchID string   `json:"dispatchId"`
+	State      string   `json:"state"` // the calling state in the parent
+	ToolCallID string   `json:"toolCallId,omitempty"`
+}
+
+// dispatchMark is a child owing its parent a result (record.Dispatches).
+type dispatchMark struct {
+	N          int            `json:"n"`
+	Workflow   string         `json:"workflow"`
+	State      string         `json:"state"` // the calling state
+	ToolCallID string         `json:"toolCallId"`
+	Args       map[string]any `json:"args,omitempty"` // the resolved arguments (a child not yet started)
+	StartedAt  int64          `json:"startedAt"`      // epoch ms
+	// Resume is set for a delegated park's child resumed through the parent: what to apply
+	// to the child's park when it is still live. Its result becomes a note, not a tool result.
+	Resume *resumeMark `json:"resume,omitempty"`
+	Rolled *Usage      `json:"rolled,omitempty"` // the child's usage already added to the parent's
+}
+
+// resumeMark is a decision or delivery routed to a parked child (02 §3.7).
+type resumeMark struct {
+	ChildParkID string         `json:"childParkId"`
+	To          string         `json:"to,omitempty"` // a decision
+	Comment     string         `json:"comment,omitempty"`
+	Trigger     string         `json:"trigger,omitempty"` // a delivery (its files already placed in the child)
+	Variables   map[string]any `json:"variables,omitempty"`
+	Message     string         `json:"message,omitempty"`
+	DeliveryID  string         `json:"deliveryId,omitempty"`
+}
+
+// queuedDelegation is a parked child waiting to be presented, or presented, by its parent.
+type queuedDelegation struct {
+	Delegation DelegatedPark `json:"delegation"`
+	Park       *Park         `json:"park"` // the child's park as it arrived
+	Rolled     *Usage        `json:"rolled,omitempty"`
+}
+
+// returnsNoteName is the reserved return carrying the missing-returns note (01 §7.5).
+const returnsNoteName = "note"
+
+// delegation is one dispatch between prepare and finish.
+type delegation struct {
+	mark    *dispatchMark
+	childID string
+	sib     *Engine
+	origin  kernel.Origin
+	chain   []string // the child's chain (the workflows above it)
+	returns []spec.SignatureEntry
+	files   map[string]TurnFile // file arguments to place in a child not yet started
+	mock    *ToolMock
+	// results of run
+	out *Outcome
+	err error
+}
+
+func (d *delegation) dispatchID() string { return spec.DispatchIDOf(d.childID) }
+
+// depth is this session's delegation depth (a root session is 0).
+func (r *run) depth() int { return strings.Count(r.id, "~") }
+
+// chain is the workflow slugs of this session and every session above it, root first: the
+// chain a child of this session sits under.
+func (r *run) chain() []string {
+	var c []string
+	if r.rec.Scope != nil {
+		c = slices.Clone(r.rec.Scope.Chain)
+	}
+	return append(c, r.e.cfg.Workflow)
+}
+
+// maxDepth and maxConcurrent are the dispatcher's bounds (02 §8.3).
+func (e *Engine) maxDepth() int {
+	if e.cfg.MaxDelegationDepth > 0 {
+		return e.cfg.MaxDelegationDepth
+	}
+	return spec.DefaultSubWorkflowDepth
+}
+
+func (e *Engine) maxConcurrent() int {
+	if e.cfg.MaxConcurrentDelegations > 0 {
+		return e.cfg.MaxConcurrentDelegations
+	}
+	return spec.DefaultSubWorkflowConcurrency
+}
+
+// slot takes one of the session's in-flight child slots, waiting (FIFO) while all are
+// taken (02 §8.3: extra dispatches queue); false when ctx ends first.
+func (r *run) slot(ctx context.Context) (release func(), ok bool) {
+	r.slotsOnce.Do(func() { r.slots = make(chan struct{}, r.e.maxConcurrent()) })
+	select {
+	case r.slots <- struct{}{}:
+		return func() { <-r.slots }, true
+	case <-ctx.Done():
+		return nil, false
+	}
+}
+
+// prepareDelegation checks one delegation call that governance allowed (02 §8.1, in the
+// reference's order: depth, cycle, argument references, the target's spec, disabled,
+// missing and mistyped arguments) and, when it may run, numbers the child and emits
+// sub-workflow-start. A refusal returns its text, after a start/result pair of status error.
+func (r *run) prepareDelegation(st *spec.State, origin kernel.Origin, callID, tool string, args map[string]any) (*delegation, string) {
+	slug, _ := spec.WorkflowSlugFromToolName(tool)
+	chain := r.chain()
+	depth := r.depth() + 1
+	path := strings.Join(append(slices.Clone(chain), slug), " → ")
+	n := r.nextChild()
+	d := &delegation{childID: spec.ChildSessionID(r.id, n), origin: origin, chain: chain,
+		mark: &dispatchMark{N: n, Workflow: slug, State: st.Slug, ToolCallID: callID, StartedAt: r.e.cfg.Clock().UnixMilli()}}
+	r.emitDispatchStart(d, depth)
+	refuse := func(text string) (*delegation, string) {
+		r.emitDispatchResult(d, "error", text, nil, true)
+		return nil, text
+	}
+	if depth > r.e.maxDepth() {
+		return refuse(delegationDepthExceeded(slug, depth, r.e.maxDepth(), path))
+	}
+	if slices.Contains(chain, slug) {
+		return refuse(delegationCycle(slug, path))
+	}
+	params := map[string]any{}
+	vars := r.vars()
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		v, unres := spec.ResolveArgsTyped(args[k], vars, true)
+		if unres != nil {
+			return refuse(delegationUnresolved(slug, k, unres.Detail))
+		}
+		params[k] = v
+	}
+	d.mark.Args = params
+	d.mock = matchMock(r.ctx, tool, params)
+	sib, target, problem := r.e.delegationTarget(r.ctx, slug)
+	if problem != "" && d.mock == nil {
+		return refuse(problem)
+	}
+	d.sib = sib
+	var requires []spec.SignatureEntry
+	if target != nil {
+		if target.Disabled {
+			return refuse(delegationDisabled(slug))
+		}
+		if trig := target.Trigger(spec.ManualTrigger); trig != nil {
+			requires, d.returns = trig.Requires, trig.Returns
+		}
+	}
+	var missing, invalid []string
+	for _, is := range spec.SignatureValueIssues(requires, params) {
+		if is.Kind == "missing" {
+			missing = append(missing, is.Name)
+		} else {
+			invalid = append(invalid, is.Message)
+		}
+	}
+	if len(missing) > 0 {
+		return refuse(delegationMissingParams(slug, missing))
+	}
+	if len(invalid) > 0 {
+		return refuse(delegationInvalidParams(slug, invalid))
+	}
+	if d.mock == nil {
+		files, text := r.delegationFiles(slug, requires, params)
+		if text != "" {
+			return refuse(text)
+		}
+		d.files = files
+	}
+	return d, ""
+}
+
+// nextChild returns the next unused child number: the counter moves past any id a child
+// already holds (one a crashed call started before its parent could record it).
+func (r *run) nextChild() int {
+	for {
+		r.rec.DispatchCount++
+		id := spec.ChildSessionID(r.id, r.rec.DispatchCount)
+		if _, err := r.e.cfg.Log.Get(r.ctx, id); err != nil { // not found (or unreadable: the start will tell)
+			return r.rec.DispatchCount
+		}
+	}
+}
+
+// delegationTarget loads a delegation target: its engine and spec, or the refusal text
+// (unknown-workflow, not-delegatable). A broken target fails the dispatch only (02 §8.4).
+func (e *Engine) delegationTarget(ctx context.Context, slug string) (*Engine, *spec.MachineSpec, string) {
+	sib, err := e.sibling(ctx, slug)
+	if err != nil {
+		return nil, nil, delegationUnknown(slug, fmt.Sprintf("no 'workflows/%s/workflow.yaml' found", slug))
+	}
+	wf, err := sib.loadWorkflow(ctx)
+	if err != nil {
+		var unknown *UnknownWorkflowError
+		var load *spec.WorkflowLoadError
+		switch {
+		case errors.As(err, &unknown):
+			return nil, nil, delegationUnknown(slug, fmt.Sprintf("no 'workflows/%s/workflow.yaml' found", slug))
+		case errors.As(err, &load):
+			return sib, nil, delegationUnknown(slug, loadProblems(load))
+		}
+		return sib, nil, delegationUnknown(slug, err.Error())
+	}
+	if wf.spec.Trigger(spec.ManualTrigger) == nil {
+		return sib, wf.spec, delegationNoManual(slug)
+	}
+	return sib, wf.spec, ""
+}
+
+// loadProblems joins a load error's error diagnostics.
+func loadProblems(e *spec.WorkflowLoadError) string {
+	var msgs []string
+	for _, d := range e.Diagnostics {
+		if d.Severity == "error" {
+			msgs = append(msgs, strings.TrimSuffix(d.Message, "."))
+		}
+	}
+	if len(msgs) == 0 {
+		return "no valid machine spec"
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// delegationFiles reads the parent's files a `file`-typed argument names, to be placed in
+// the child's scratchpad/attachments/ (02 §8.1 [P]).
+func (r *run) delegationFiles(slug string, requires []spec.SignatureEntry, params map[string]any) (map[string]TurnFile, string) {
+	var files map[string]TurnFile
+	for _, e := range requires {
+		if e.Type != "file" {
+			continue
+		}
+		p, _ := params[e.Name].(string)
+		b, err := r.ws.ReadFile(r.ctx, p)
+		if err != nil {
+			return nil, delegationInvalidParams(slug, []string{fmt.Sprintf("'%s' names '%s', which cannot be read (%v)", e.Name, p, err)})
+		}
+		if files == nil {
+			files = map[string]TurnFile{}
+		}
+		name := p[strings.LastIndexByte(p, '/')+1:]
+		files[e.Name] = TurnFile{Name: name, Content: b}
+	}
+	return files, ""
+}
+
+func (r *run) emitDispatchStart(d *delegation, depth int) {
+	m := d.mark
+	data := map[string]any{"state": m.State, "workflow": m.Workflow, "dispatchId": d.dispatchID(), "depth": depth, "sessionId": d.childID}
+	if m.ToolCallID != "" {
+		data["toolCallId"] = m.ToolCallID
+	}
+	if len(d.chain) > 0 {
+		data["chain"] = slices.Clone(d.chain)
+	}
+	r.emit(events.SubWorkflowStart, data)
+}
+
+// emitDispatchResult emits sub-workflow-result (02 §8.4): returns are names, never values.
+func (r *run) emitDispatchResult(d *delegation, status, reason string, returns []string, refused bool) {
+	m := d.mark
+	data := map[string]any{"state": m.State, "workflow": m.Workflow, "dispatchId": d.dispatchID(), "status": status, "durationMs": int64(0)}
+	if !refused {
+		data["durationMs"] = max(int64(0), r.e.cfg.Clock().UnixMilli()-m.StartedAt)
+	}
+	if m.ToolCallID != "" {
+		data["toolCallId"] = m.ToolCallID
+	}
+	if reason != "" {
+		data["reason"] = reason
+	}
+	if returns != nil {
+		data["returns"] = returns
+	}
+	r.emit(events.SubWorkflowResult, data)
+}
+
+// resumeDelegation rebuilds the dispatch of a recorded mark (a continuation, a crash
+// recovery): a child that never committed gets its start again, file arguments re-read.
+func (r *run) resumeDelegation(m *dispatchMark) *delegation {
+	d := &delegation{mark: m, childID: spec.ChildSessionID(r.id, m.N), origin: kernel.OriginAgent, chain: r.chain()}
+	sib, target, _ := r.e.delegationTarget(r.ctx, m.Workflow)
+	d.sib = sib
+	if target != nil {
+		if trig := target.Trigger(spec.ManualTrigger); trig != nil {
+			d.returns = trig.Returns
+			if _, err := r.e.cfg.Log.Get(r.ctx, d.childID); errors.Is(err, store.ErrNotFound) && m.Resume == nil {
+				d.files, _ = r.delegationFiles(m.Workflow, trig.Requires, m.Args)
+			}
+		}
+	}
+	return d
+}
+
+// run drives the child on the calling goroutine: starts it, carries on an interrupted one,
+// applies a routed resume, or reads a settled one's outcome. It touches nothing of the
+// parent.
+func (d *delegation) run(ctx context.Context) {
+	if d.mock != nil {
+		return
+	}
+	if d.sib == nil {
+		d.err = &UnknownWorkflowError{Workflow: d.mark.Workflow}
+		return
+	}
+	d.out, d.err = d.sib.driveChild(ctx, d.childID, d)
+}
+
+// runDelegations runs dispatches concurrently, each holding one of the session's child
+// slots, and waits for all of them.
+func (r *run) runDelegations(ctx context.Context, ds []*delegation) {
+	var wg sync.WaitGroup
+	for _, d := range ds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			release, ok := r.slot(ctx)
+			if !ok {
+				d.err = ctx.Err()
+				return
+			}
+			defer release()
+			d.run(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// dispatchAnswer is a finished dispatch as the caller reads it.
+type dispatchAnswer struct {
+	text    string
+	isErr   bool
+	blocked bool  // a refusal: a governed "no" the agent may correct (02 §8.1)
+	parked  bool  // the child parked (an agent's call: the parent parks with it)
+	pending bool  // no answer yet: the child is still running (the mark stays)
+	err     error // a failure of the parent's call itself (a cancelled turn, a store failure)
+}
+
+// finishDelegation turns a dispatch's child outcome into its answer, recording the
+// sub-workflow trail step and result event, rolling the child's usage into the parent's
+// and, for an agent's call whose child parked, queuing the delegated park (02 §8.4, §3.7).
+// canPark is false for scripts and graders: their park fails the call (03 AS-44).
+func (r *run) finishDelegation(d *delegation, canPark bool) dispatchAnswer {
+	m, wf := d.mark, d.mark.Workflow
+	if d.mock != nil {
+		text, failure, names := r.mockAnswer(d)
+		return r.settleDispatch(d, text, failure, names)
+	}
+	if d.err != nil {
+		var load *spec.WorkflowLoadError
+		var unknown *UnknownWorkflowError
+		switch {
+		case errors.As(d.err, &load):
+			return r.settleDispatch(d, "", delegationFailed(wf, loadProblems(load)), nil)
+		case errors.As(d.err, &unknown):
+			return r.settleDispatch(d, "", delegationFailed(wf, unknown.Error()), nil)
+		case canPark:
+			// the parent's call stops with it; the mark stays, so the continuation (or the
+			// next attempt) drives the child on from its own checkpoint
+			return dispatchAnswer{pending: true, err: d.err}
+		case r.ctx.Err() != nil || errors.Is(d.err, context.Canceled) || errors.Is(d.err, context.DeadlineExceeded):
+			return r.settleDispatch(d, "", delegationFailed(wf, "the turn was aborted"), nil)
+		}
+		return r.settleDispatch(d, "", delegationFailed(wf, d.err.Error()), nil)
+	}
+	out := d.out
+	r.rollUsage(m, out.Usage)
+	switch out.Kind {
+	case KindRunning:
+		return dispatchAnswer{pending: true}
+	case KindParked:
+		r.emitDispatchResult(d, "parked", "", nil, false)
+		if !canPark || out.Pending == nil {
+			text := delegationScriptParked(wf)
+			if canPark {
+				text = delegationUnsettled(wf, out.State, out.Status)
+			}
+			return dispatchAnswer{text: text, isErr: true}
+		}
+		r.rec.Delegations = append(r.rec.Delegations, &queuedDelegation{Park: out.Pending, Rolled: m.Rolled,
+			Delegation: DelegatedPark{Workflow: wf, SessionID: d.childID, Identity: m.N, DispatchID: d.dispatchID(),
+				ToolCallID: m.ToolCallID, State: m.State, ChildParkID: out.Pending.ParkID}})
+		return dispatchAnswer{text: delegationAgentParked(wf, out.Pending.State()), isErr: true, parked: true}
+	}
+	text, failure, names := r.childAnswer(d, out)
+	return r.settleDispatch(d, text, failure, names)
+}
+
+// settleDispatch records a dispatch that settled: the trail step, the result event.
+func (r *run) settleDispatch(d *delegation, text, failure string, returns []string) dispatchAnswer {
+	status := "ok"
+	if failure != "" {
+		status = "error"
+	}
+	r.emitDispatchResult(d, status, failure, returns, false)
+	r.appendTrail(transcript.TrailStep{To: d.mark.State, Kind: transcript.TrailSubWorkflow, Workflow: d.mark.Workflow, Status: status})
+	if failure != "" {
+		return dispatchAnswer{text: failure, isErr: true}
+	}
+	return dispatchAnswer{text: text}
+}
+
+// childAnswer is a settled child's result (02 §8.4): {message, returns} — or the message
+// alone when the child declares no returns — or the failure text.
+func (r *run) childAnswer(d *delegation, out *Outcome) (text, failure string, returns []string) {
+	message, handed, failure := r.childResult(d, out)
+	switch {
+	case failure != "":
+		return "", failure, nil
+	case handed == nil:
+		return message, "", nil
+	}
+	return resultJSON(message, handed), "", slices.Sorted(maps.Keys(handed))
+}
+
+// childResult is a settled child's closing message and handed returns (nil when it declares
+// none), or the failure text.
+func (r *run) childResult(d *delegation, out *Outcome) (message string, handed map[string]any, failure string) {
+	wf := d.mark.Workflow
+	switch out.Status {
+	case StatusFailed:
+		code, reason := "unknown", "no reason recorded"
+		if out.Exit != nil {
+			code, reason = out.Exit.Code, out.Exit.Reason
+		}
+		return "", nil, delegationRaised(wf, code, out.State, reason)
+	case StatusRejected:
+		return "", nil, delegationRejected(wf, out.State, out.Rejected)
+	case StatusCompleted:
+	default:
+		return "", nil, delegationUnsettled(wf, out.State, out.Status)
+	}
+	message = closingMessage(out.Messages)
+	if len(d.returns) == 0 {
+		return message, nil, ""
+	}
+	values := map[string]any{}
+	for _, e := range d.returns {
+		if v, ok := out.Variables[e.Name]; ok {
+			values[e.Name] = v.Value
+		}
+	}
+	handed, failure = r.handReturns(d, fmt.Sprintf("in state '%s'", out.State), values)
+	if failure != "" {
+		return "", nil, failure
+	}
+	return message, handed, ""
+}
+
+// handReturns holds a child's returns to its signature (01 §7.5): a mistyped value fails the
+// call (invalid-return), unset ones are named in `note`, a `file` return is copied into the
+// parent's scratchpad under a fresh name and handed on as the parent's path.
+func (r *run) handReturns(d *delegation, where string, values map[string]any) (map[string]any, string) {
+	wf := d.mark.Workflow
+	var unset, invalid []string
+	for _, is := range spec.SignatureValueIssues(d.returns, values) {
+		if is.Kind == "missing" {
+			unset = append(unset, is.Name)
+		} else {
+			invalid = append(invalid, is.Message)
+		}
+	}
+	if len(invalid) > 0 {
+		return nil, delegationInvalidReturns(wf, where, invalid)
+	}
+	handed := map[string]any{}
+	for _, e := range d.returns {
+		v, ok := values[e.Name]
+		if !ok {
+			continue
+		}
+		if e.Type == "file" && d.mock == nil {
+			p, err := r.copyReturnedFile(d, v.(string))
+			if err != nil {
+				return nil, delegationFailed(wf, fmt.Sprintf("its return '%s' names '%s', which could not be copied back: %v", e.Name, v, err))
+			}
+			v = p
+		}
+		handed[e.Name] = v
+	}
+	if len(unset) > 0 {
+		handed[returnsNoteName] = delegationMissingReturnsNote(unset)
+	}
+	return handed, ""
+}
+
+// copyReturnedFile copies a file of the child's workspace into the parent's scratchpad
+// under a name no other file holds, returning the parent's path.
+func (r *run) copyReturnedFile(d *delegation, p string) (string, error) {
+	child := workspace.New(r.e.cfg.Files, d.childID, r.e.workspaceMounts())
+	b, err := child.ReadFile(context.WithoutCancel(r.ctx), p)
+	if err != nil {
+		return "", err
+	}
+	return r.ws.PlaceAttachment(context.WithoutCancel(r.ctx), p[strings.LastIndexByte(p, '/')+1:], b)
+}
+
+// resultJSON renders {message, returns} with message first.
+func resultJSON(message string, returns map[string]any) string {
+	b, _ := json.Marshal(struct {
+		Message string         `json:"message"`
+		Returns map[string]any `json:"returns"`
+	}{message, returns})
+	return string(b)
+}
+
+// closingMessage is a child's last agent text, or the explicit no-message text.
+func closingMessage(msgs []transcript.Message) string {
+	if t := transcript.LastAgentText(msgs); t != "" {
+		return t
+	}
+	return noClosingMessage
+}
+
+// rollUsage adds what a child spent since its last roll-up to the parent's usage (02 §8.7).
+func (r *run) rollUsage(m *dispatchMark, total *Usage) {
+	if total.Empty() {
+		return
+	}
+	delta := *total
+	if m.Rolled != nil {
+		delta.InputTokens -= m.Rolled.InputTokens
+		delta.OutputTokens -= m.Rolled.OutputTokens
+		delta.CacheReadTokens -= m.Rolled.CacheReadTokens
+		delta.CacheCreationTokens -= m.Rolled.CacheCreationTokens
+		if delta.CostUSD != nil && m.Rolled.CostUSD != nil {
+			c := *delta.CostUSD - *m.Rolled.CostUSD
+			delta.CostUSD = &c
+		}
+	}
+	if r.rec.Usage == nil {
+		r.rec.Usage = &Usage{}
+	}
+	u := r.rec.Usage
+	u.InputTokens += delta.InputTokens
+	u.OutputTokens += delta.OutputTokens
+	u.CacheReadTokens += delta.CacheReadTokens
+	u.CacheCreationTokens += delta.CacheCreationTokens
+	if delta.CostUSD != nil {
+		c := *delta.CostUSD
+		if u.CostUSD != nil {
+			c += *u.CostUSD
+		}
+		u.CostUSD = &c
+	}
+	rolled := *total
+	m.Rolled = &rolled
+}
+
+// markFor returns the recorded dispatch answering tool call callID, if any.
+func (r *run) markFor(callID string) *dispatchMark {
+	for _, m := range r.rec.Dispatches {
+		if m.Resume == nil && m.ToolCallID == callID {
+			return m
+		}
+	}
+	return nil
+}
+
+func (r *run) dropMark(m *dispatchMark) {
+	r.rec.Dispatches = slices.DeleteFunc(r.rec.Dispatches, func(x *dispatchMark) bool { return x == m })
+}
+
+// delegationBatch runs a run of consecutive delegation calls of one assistant message (02
+// §8.4: concurrent calls succeed or fail independently): each governed and checked in call
+// order, the accepted ones recorded and committed, their children run concurrently within
+// the session's bound, and every call answered in call order. Calls already recorded (a
+// continuation) drive their children on instead. pending reports calls left unanswered
+// because a child is still running; err is the parent call's own failure.
+func (r *run) delegationBatch(st *spec.State, calls []transcript.ToolCall) (b batchResult) {
+	answers := make([]*dispatchAnswer, len(calls))
+	var ds []*delegation
+	idx := map[*delegation]int{}
+	fresh := false
+	for i, c := range calls {
+		if m := r.markFor(c.ID); m != nil {
+			d := r.resumeDelegation(m)
+			ds, idx[d] = append(ds, d), i
+			continue
+		}
+		args, ref := r.govern(st, kernel.OriginAgent, c.ID, c.Name, c.Args)
+		if ref != nil {
+			answers[i] = &dispatchAnswer{text: ref.text, isErr: true, blocked: ref.blocked}
+			if ref.terminal && b.terminal == "" {
+				b.terminal = ref.text
+			}
+			continue
+		}
+		d, refusal := r.prepareDelegation(st, kernel.OriginAgent, c.ID, c.Name, args)
+		if refusal != "" {
+			answers[i] = &dispatchAnswer{text: refusal, isErr: true, blocked: true}
+			continue
+		}
+		r.emitCalled(st.Slug, kernel.OriginAgent, c.ID, c.Name, args)
+		if d.mock == nil {
+			r.rec.Dispatches = append(r.rec.Dispatches, d.mark)
+			fresh = true
+		}
+		ds, idx[d] = append(ds, d), i
+	}
+	if fresh {
+		// the children are recorded before they start: a stop from here on is carried on
+		if err := r.commit(); err != nil {
+			b.err = err
+			return b
+		}
+	}
+	r.runDelegations(r.ctx, ds)
+	for _, d := range ds {
+		a := r.finishDelegation(d, true)
+		i := idx[d]
+		if a.pending {
+			b.pending = true
+			if a.err != nil && b.err == nil {
+				b.err = a.err
+			}
+			continue
+		}
+		r.dropMark(d.mark)
+		answers[i] = &a
+		b.parked = b.parked || a.parked
+		r.emitResult(st.Slug, kernel.OriginAgent, calls[i].ID, calls[i].Name, a.text, a.isErr, msTime(d.mark.StartedAt))
+	}
+	for i, a := range answers {
+		if a != nil {
+			r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: calls[i].ID, Tool: calls[i].Name,
+				Text: a.text, Error: a.isErr, Blocked: a.blocked, State: st.Slug})
+		}
+	}
+	return b
+}
+
+// batchResult is how a delegation batch ended: parked (a child parked), pending (a child is
+// still running: its call stays unanswered), terminal (a terminal governance block), err
+// (the parent call's own failure).
+type batchResult struct {
+	parked, pending bool
+	terminal        string
+	err             error
+}
+
+// delegateDetached answers one delegation call of a script or a grader (03 AS-40…AS-46):
+// prepared and finished under lock (the script host's mutex; no-ops for a grader on the run's
+// goroutine), the child run outside it, without the step deadline — a script cannot be
+// carried across invocations, so its children run within the script's own timeout — and a
+// park failing the call. live reports, under lock, whether the call may still record into
+// the run (a script that ended settles its calls itself).
+func (r *run) delegateDetached(ctx context.Context, st *spec.State, origin kernel.Origin, callID, tool string, args map[string]any,
+	lock, unlock func(), live func() bool) (string, bool) {
+	d, refusal := r.prepareDelegation(st, origin, callID, tool, args)
+	if refusal != "" {
+		return refusal, true
+	}
+	d.origin = origin
+	unlock()
+	childCtx := WithStepDeadline(ctx, timeZero)
+	release, ok := r.slot(childCtx)
+	if ok {
+		d.run(childCtx)
+		release()
+	} else {
+		d.err = ctx.Err()
+	}
+	lock()
+	if !live() {
+		return "", true
+	}
+	a := r.finishDelegation(d, false)
+	return a.text, a.isErr
+}
+
+// abandonDispatches ends every pending delegation when a new turn begins (02 §3.7: a new turn
+// abandons the queue; a child still parked or running is orphaned): a recorded call is
+// answered, so the history stays one Bedrock accepts.
+func (r *run) abandonDispatches() {
+	for _, m := range r.rec.Dispatches {
+		if m.Resume == nil {
+			r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: m.ToolCallID, Tool: spec.WorkflowToolName(m.Workflow),
+				Text: delegationAbandoned(m.Workflow), Error: true, State: m.State})
+		}
+	}
+	r.rec.Dispatches, r.rec.Delegations = nil, nil
+}
+
+// ToolMock stands in for one tool call in a test case (spec 04 `mocks`, 03 MK-01/MK-02): the
+// first mock whose Tool equals the call's name and whose WhenInput (if any) partially matches
+// the arguments answers it with Result. A mock of a delegation tool replaces only the child
+// run: the dispatch still refuses what it would refuse (a disabled target first) and records
+// its events and sub-workflow trail step.
+type ToolMock struct {
+	Tool      string
+	WhenInput map[string]any
+	Result    any
+}
+
+type toolMocksKey struct{}
+
+// WithToolMocks returns a context under which calls consult mocks.
+func WithToolMocks(ctx context.Context, mocks []ToolMock) context.Context {
+	return context.WithValue(ctx, toolMocksKey{}, mocks)
+}
+
+// matchMock returns the first mock answering tool with args, or nil.
+func matchMock(ctx context.Context, tool string, args map[string]any) *ToolMock {
+	mocks, _ := ctx.Value(toolMocksKey{}).([]ToolMock)
+	for i := range mocks {
+		if mocks[i].Tool == tool && partialMatch(mocks[i].WhenInput, args) {
+			return &mocks[i]
+		}
+	}
+	return nil
+}
+
+// partialMatch reports whether every key of want is in got with a matching value: objects
+// match partially, recursively; numbers by value; anything else by deep equality.
+func partialMatch(want, got any) bool {
+	switch w := want.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok || (wv == nil) != (gv == nil) || (wv != nil && !partialMatch(wv, gv)) {
+				return false
+			}
+		}
+		return true
+	}
+	if wf, ok := toFloat(want); ok {
+		gf, ok := toFloat(got)
+		return ok && wf == gf
+	}
+	return reflect.DeepEqual(want, got)
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// mockAnswer is a mocked dispatch's answer, held to the target's declared returns like a
+// real child (reference applyMock): {error} fails it, {message, returns} or a string answer it.
+func (r *run) mockAnswer(d *delegation) (text, failure string, returns []string) {
+	wf := d.mark.Workflow
+	obj, _ := d.mock.Result.(map[string]any)
+	if e, ok := obj["error"]; ok {
+		return "", fmt.Sprintf("Sub-workflow '%s' failed (mocked): %v", wf, e), nil
+	}
+	var message string
+	switch {
+	case obj != nil && isString(obj["message"]):
+		message = obj["message"].(string)
+	case isString(d.mock.Result):
+		message = d.mock.Result.(string)
+	default:
+		b, _ := json.Marshal(d.mock.Result)
+		message = string(b)
+	}
+	if len(d.returns) == 0 {
+		return message, "", nil
+	}
+	supplied, _ := obj["returns"].(map[string]any)
+	values := map[string]any{}
+	for _, e := range d.returns {
+		if v, ok := supplied[e.Name]; ok {
+			values[e.Name] = v
+		}
+	}
+	handed, failure := r.handReturns(d, "(mocked)", values)
+	if failure != "" {
+		return "", failure, nil
+	}
+	return resultJSON(message, handed), "", slices.Sorted(maps.Keys(handed))
+}
+
+func isString(v any) bool { _, ok := v.(string); return ok }
+
+// delegationToolSpec is the Converse spec of archmax_workflow_<slug> (02 §8.1): the
+// description led by the target's manual trigger description (else its title, 01 §4.8), the
+// input schema its manual trigger's `requires` (spec.SignatureJSONSchema, each property
+// described, further properties allowed). A target that cannot be loaded is still offered
+// — with an open schema — and its dispatch is refused with the reason (02 §8.4).
+func (e *Engine) delegationToolSpec(ctx context.Context, slug string) model.ToolSpec {
+	ts := model.ToolSpec{Name: spec.WorkflowToolName(slug)}
+	_, target, _ := e.delegationTarget(ctx, slug)
+	var trig *spec.Trigger
+	if target != nil {
+		trig = target.Trigger(spec.ManualTrigger)
+	}
+	if trig == nil {
+		ts.Description = delegationToolDescription(slug, "", "", nil, nil)
+		ts.InputSchema = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":true}`)
+		return ts
+	}
+	names := func(es []spec.SignatureEntry) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Name)
+		}
+		return out
+	}
+	ts.Description = delegationToolDescription(slug, target.Title, trig.Description, names(trig.Requires), names(trig.Returns))
+	var schema map[string]any
+	_ = json.Unmarshal(spec.SignatureJSONSchema(trig.Requires), &schema)
+	if props, ok := schema["properties"].(map[string]any); ok {
+		for _, e := range trig.Requires {
+			if p, ok := props[e.Name].(map[string]any); ok {
+				p["description"] = delegationParamDescription(e.Name, e.Description)
+			}
+		}
+	}
+	schema["additionalProperties"] = true
+	ts.InputSchema, _ = json.Marshal(schema)
+	return ts
+}
