@@ -487,7 +487,7 @@ func (r *run) surfaceOf(state string) *surface {
 func (r *run) policy() *kernel.Policy {
 	p := &kernel.Policy{Spec: r.sp, Skills: r.wf.skills, Mounts: r.mach.Mounts, Variables: r.vars(), Rules: r.e.cfg.PolicyRules,
 		Inherited: r.inheritedDenials(),
-		Surface: func(st string) []string { return r.surfaceOf(st).names }}
+		Surface:   func(st string) []string { return r.surfaceOf(st).names }}
 	for name, t := range r.e.hostTools {
 		if len(t.Paths) > 0 {
 			if p.ToolPaths == nil {
