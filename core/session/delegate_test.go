@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/transcript"
 )
 
@@ -648,3 +650,248 @@ func TestDelegationToolSpec(t *testing.T) {
 }
 
 var _ = sync.Mutex{}
+
+// 03 AS-45: a code state fans out over its own grant and records the results before it
+// advances; no model call is made in the parent.
+func TestCodeStateFansOut(t *testing.T) {
+	flow := `
+states:
+  sort:
+    type: code
+    script: scripts/sort.js
+    triggers:
+      manual:
+    tools:
+      allow: [archmax_workflow_check-item]
+    transitions:
+      - to: done
+        description: Sorted.
+  done:
+    instructions: Report.
+`
+	h := newHarness(t, flow, map[string]string{
+		"workflows/check-item/workflow.yaml": checkItemFlow,
+		"workflows/wf/scripts/sort.js": `export default async ({ tools }) => {
+  const out = await Promise.all(["A", "B", "C"].map((item) => tools.archmaxWorkflowCheckItem({ item, qty: 1 })));
+  await tools.archmax_set_variables({ variables: { verdicts: out.map((t) => JSON.parse(t).returns.verdict) } });
+  await tools.archmax_advance({ to: "done", reason: "three checked" });
+};`,
+	})
+	h.model.bySession = map[string][]reply{}
+	for _, id := range []string{"cs~1", "cs~2", "cs~3"} {
+		h.child(id, calls("", setVars(map[string]any{"verdict": "ok " + id, "notes": "-"})), says("fine"))
+	}
+	h.script(says("All three are fine."))
+	out := h.send("cs", "sort", nil)
+	if out.Kind != KindCompleted || trailOf(out) != "trigger:sort sub-workflow:sort sub-workflow:sort sub-workflow:sort code:done" {
+		t.Fatalf("%s, trail %s", out.Kind, trailOf(out))
+	}
+	// Promise.all starts the calls in order, but they are numbered as they reach the host
+	got := anyStrings(out.Variables["verdicts"].Value)
+	slices.Sort(got)
+	if v := strings.Join(got, ","); v != "ok cs~1,ok cs~2,ok cs~3" {
+		t.Errorf("verdicts %s", v)
+	}
+}
+
+// 02 §8.3: an agent's parallel delegation calls run concurrently, at most 4 at once; every
+// call is answered in call order.
+func TestAgentParallelDelegationsAreBounded(t *testing.T) {
+	h := delegateHarness(t)
+	var inflight, peak atomic.Int32
+	h.model.hook = func(req *model.Request) {
+		if !strings.Contains(req.Metadata["archmax.session"], "/") {
+			return
+		}
+		n := inflight.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		time.Sleep(100 * time.Millisecond)
+		inflight.Add(-1)
+	}
+	var cs []call
+	for i := 1; i <= 6; i++ {
+		cs = append(cs, delegateCall("check-item", map[string]any{"item": string(rune('A' + i - 1)), "qty": i}))
+		h.child("par~"+string(rune('0'+i)), says("item "+string(rune('A'+i-1))))
+	}
+	h.script(calls("", cs...), says("Six checked."))
+	out := h.send("par", "go", nil)
+	if out.Kind != KindCompleted {
+		t.Fatalf("%s", out.Kind)
+	}
+	if p := peak.Load(); p != 4 {
+		t.Errorf("peak %d, want 4", p)
+	}
+	for i := 0; i < 6; i++ {
+		m := toolMessage(t, out, "archmax_workflow_check-item", i)
+		if !strings.Contains(m.Text, `"message":"item `+string(rune('A'+i))+`"`) {
+			t.Errorf("answer %d = %s", i, m.Text)
+		}
+	}
+}
+
+const waitChildFlow = `
+states:
+  wait:
+    triggers:
+      manual:
+    instructions: Wait for the stock report.
+`
+
+// 02 §3.7: a child's archmax_wait parks the parent on the input channel; the parent holds
+// the wake (the child schedules none); a delivery on the parent is routed to the child.
+func TestDelegatedInputParkRoutesTheDelivery(t *testing.T) {
+	h := newHarness(t, chainFlow("stock"), map[string]string{"workflows/stock/workflow.yaml": waitChildFlow})
+	h.model.bySession = map[string][]reply{}
+	sched := &recordingScheduler{}
+	h.cfg.Scheduler = sched
+	h.script(calls("", delegateCall("stock", nil)), says("Waiting on the stock report."))
+	h.child("w~1", calls("", call{"archmax_wait", map[string]any{"reason": "the stock report", "until": "1h"}}), says("Waiting."))
+	out := h.send("w", "go", nil)
+	if out.Kind != KindParked || out.ParkedChannel != ChannelInput || out.Pending.Delegation == nil || out.Pending.Input.ResumeAt == "" {
+		t.Fatalf("%s %s %+v", out.Kind, out.ParkedChannel, out.Pending)
+	}
+	if out.Delegation != nil {
+		t.Error("Outcome.Delegation is for the decision channel only")
+	}
+	if got := sched.ids(); got != "w" {
+		t.Errorf("scheduled wakes for %q, want the parent only", got)
+	}
+	head, err := h.log.Get(context.Background(), "w")
+	must(t, err)
+	if head.ParkDue != out.Pending.Input.ResumeAt {
+		t.Errorf("parent parkDue %q", head.ParkDue)
+	}
+	if ch, _ := h.log.Get(context.Background(), "w~1"); ch.ParkDue != "" {
+		t.Errorf("child parkDue %q", ch.ParkDue)
+	}
+	h.child("w~1", says("The report says 12 in stock."))
+	h.script(says("Twelve in stock."))
+	out2, err := h.engine().Deliver(context.Background(), "w", Delivery{Trigger: "stock-report", Variables: map[string]any{"count": 12}, Message: "here"})
+	must(t, err)
+	if out2.Kind != KindCompleted || h.summary("w~1").Variables["count"].Value != float64(12) {
+		t.Fatalf("%s, child vars %+v", out2.Kind, h.summary("w~1").Variables)
+	}
+	if ns := notes(out2); ns[len(ns)-1].Text != "[sub-workflow: stock] The report says 12 in stock." {
+		t.Errorf("note %q", ns[len(ns)-1].Text)
+	}
+}
+
+type recordingScheduler struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (s *recordingScheduler) Schedule(_ context.Context, id, _ string, _ time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, id)
+	return nil
+}
+
+func (s *recordingScheduler) Cancel(context.Context, string, string) error { return nil }
+
+func (s *recordingScheduler) ids() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.got, ",")
+}
+
+// 02 §3.7, DESIGN.md §4: a decision routed to a child whose resumed step is cut by the step
+// deadline leaves the parent interrupted; Continue carries the child on and both complete.
+func TestDelegatedDecisionContinuesAcrossInvocations(t *testing.T) {
+	h := delegateHarness(t)
+	var now atomic.Int64
+	now.Store(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).UnixMilli())
+	h.cfg.Clock = func() time.Time { return time.UnixMilli(now.Load()) }
+	h.script(calls("", delegateCall("review-item", map[string]any{"item": "A"})), says("With a reviewer."))
+	h.child("dc~1", calls("", advance("approve", "ready")), says("Handed over."))
+	out := h.send("dc", "go", nil)
+	h.model.hook = func(*model.Request) { now.Add(int64(time.Minute / time.Millisecond)) }
+	h.child("dc~1", calls("", setVars(map[string]any{"approved": true})), says("Accepted."))
+	ctx := WithStepDeadline(context.Background(), time.UnixMilli(now.Load()).Add(30*time.Second))
+	mid, err := h.engine().Decide(ctx, "dc", Decision{To: "accepted", ParkID: out.Pending.ParkID})
+	must(t, err)
+	if mid.Kind != KindRunning {
+		t.Fatalf("first invocation %s", mid.Kind)
+	}
+	h.script(says("Done: accepted."))
+	end, skipped, err := h.engine().Continue(context.Background(), "dc", mid.TurnID)
+	must(t, err)
+	if skipped != nil || end.Kind != KindCompleted || end.Reply != "Done: accepted." {
+		t.Fatalf("continued %+v %+v", skipped, end)
+	}
+	if s := h.summary("dc~1"); s.Status != StatusCompleted || s.Variables["approved"].Value != true {
+		t.Errorf("child %s %+v", s.Status, s.Variables)
+	}
+	humans := 0
+	for _, m := range h.transcriptOf("dc~1") {
+		if m.Note == transcript.NoteDecision {
+			humans++
+		}
+	}
+	if humans != 1 {
+		t.Errorf("the decision was applied %d times", humans)
+	}
+}
+
+// 02 §8.1 [P] and §8.4: a file argument is copied into the child's attachments; a file
+// return is copied back into the parent's scratchpad under a fresh name.
+func TestDelegationCopiesFiles(t *testing.T) {
+	child := `
+states:
+  edit:
+    triggers:
+      manual:
+        requires: [{ name: doc, type: file }]
+        returns: [{ name: out, type: file }]
+    instructions: Edit the document.
+    tools:
+      allow: [read_file, write_file]
+`
+	h := newHarness(t, chainFlow("editor"), map[string]string{"workflows/editor/workflow.yaml": child})
+	h.model.bySession = map[string][]reply{}
+	must(t, h.files.Write(context.Background(), "fc/scratchpad/draft.md", []byte("draft text")))
+	h.script(calls("", delegateCall("editor", map[string]any{"doc": "scratchpad/draft.md"})), says("Edited."))
+	h.child("fc~1",
+		calls("", call{"write_file", map[string]any{"file_path": "scratchpad/draft.md", "content": "edited text"}}),
+		calls("", setVars(map[string]any{"out": "scratchpad/draft.md"})), says("done"))
+	out := h.send("fc", "edit", nil)
+	if v := h.summary("fc~1").Variables["doc"].Value; v != "scratchpad/attachments/draft.md" {
+		t.Errorf("child doc = %v", v)
+	}
+	b, err := h.files.Read(context.Background(), "fc~1/scratchpad/attachments/draft.md")
+	if err != nil || string(b) != "draft text" {
+		t.Errorf("child copy %q %v", b, err)
+	}
+	var res struct{ Returns map[string]string }
+	must(t, json.Unmarshal([]byte(toolMessage(t, out, "archmax_workflow_editor", 0).Text), &res))
+	if res.Returns["out"] != "scratchpad/attachments/draft.md" {
+		t.Errorf("returned path %q", res.Returns["out"])
+	}
+	b, err = h.files.Read(context.Background(), "fc/"+res.Returns["out"])
+	if err != nil || string(b) != "edited text" {
+		t.Errorf("parent copy %q %v", b, err)
+	}
+}
+
+// 02 §8.2: a child number already taken (a child a crashed call started before it could
+// record it) is skipped, never reused.
+func TestDelegationSkipsATakenChildID(t *testing.T) {
+	h := delegateHarness(t)
+	ctx := context.Background()
+	_, err := h.log.Acquire(ctx, "sk~1", "crashed", time.Minute)
+	must(t, err)
+	_, err = h.log.Commit(ctx, "sk~1", "crashed", &store.Commit{Head: store.Head{SessionID: "sk~1", Workflow: "check-item", Status: "running",
+		Body: json.RawMessage(`{"workflow":"check-item","status":"running","variables":{}}`)}})
+	must(t, err)
+	h.script(calls("", delegateCall("check-item", map[string]any{"item": "A", "qty": 1})), says("ok"))
+	h.child("sk~2", says("fine"))
+	out := h.send("sk", "go", nil)
+	if len(h.eventsOf(events.SubWorkflowStart)) != 1 || h.eventsOf(events.SubWorkflowStart)[0].Str("sessionId") != "sk~2" {
+		t.Errorf("start %+v", h.eventsOf(events.SubWorkflowStart))
+	}
+	if m := toolMessage(t, out, "archmax_workflow_check-item", 0); !strings.Contains(m.Text, `"message":"fine"`) {
+		t.Errorf("answer %q", m.Text)
+	}
+}

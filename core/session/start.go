@@ -25,12 +25,15 @@ type OutcomeSummary struct {
 	Rejected string `json:"rejected,omitempty"`
 	Usage    *Usage `json:"usage,omitempty"`
 	Turn     int    `json:"turn"`
+	// Delegation names the child whose decision the session is parked on (spec 02 §3.7).
+	Delegation *DelegatedPark `json:"delegation,omitempty"`
 }
 
 // Summary returns the outcome's HTTP summary.
 func (o *Outcome) Summary() OutcomeSummary {
 	return OutcomeSummary{SessionID: o.SessionID, TurnID: o.TurnID, Kind: o.Kind, Disposition: o.Disposition, Status: o.Status,
-		State: o.State, Reply: o.Reply, Pending: o.Pending, Exit: o.Exit, Rejected: o.Rejected, Usage: o.Usage, Turn: o.Turn}
+		State: o.State, Reply: o.Reply, Pending: o.Pending, Exit: o.Exit, Rejected: o.Rejected, Usage: o.Usage, Turn: o.Turn,
+		Delegation: o.Delegation}
 }
 
 // StartRefusedError: a start's variables fail the trigger's requires signature (spec 01 §4.7;

@@ -60,7 +60,8 @@ func invalidRequest(format string, args ...any) error {
 //	405 MethodNotAllowed (a route of ours with another method)
 //	409 WorkflowMismatchError, SessionNotResumableError, SessionNotParkedError,
 //	    SessionNotAwaitingInputError, ParkNotLiveError (details.liveParkId),
-//	    DuplicateDeliveryError, IdempotencyKeyInUseError
+//	    DuplicateDeliveryError, IdempotencyKeyInUseError, ChildSessionError
+//	    (details.parentSessionId: a sub-workflow child is addressed through its parent)
 //	413 PayloadTooLargeError
 //	422 SignatureIssuesError (details.issues), UnknownTriggerError (details.available),
 //	    InvalidDecisionTargetError (details.validTargets), IdempotencyKeyReusedError
@@ -89,6 +90,7 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		fileErr    *session.InvalidTurnFileError
 		noSession  *session.SessionNotFoundError
 		notParked  *session.SessionNotParkedError
+		childErr   *session.ChildSessionError
 		notInput   *session.SessionNotAwaitingInputError
 		noTrigger  *session.MissingDeliveryTriggerError
 		stalePark  *session.ParkNotLiveError
@@ -126,6 +128,8 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		return http.StatusBadRequest, errBody(noTrigger.Name(), noTrigger.Error(), map[string]any{"sessionId": noTrigger.SessionID}), false
 	case errors.As(err, &noSession):
 		return http.StatusNotFound, errBody(noSession.Name(), noSession.Error(), map[string]any{"sessionId": noSession.SessionID}), false
+	case errors.As(err, &childErr):
+		return http.StatusConflict, errBody(childErr.Name(), childErr.Error(), map[string]any{"sessionId": childErr.SessionID, "parentSessionId": childErr.ParentID}), false
 	case errors.As(err, &notParked):
 		return http.StatusConflict, errBody(notParked.Name(), notParked.Error(), map[string]any{"sessionId": notParked.SessionID}), false
 	case errors.As(err, &notInput):

@@ -32,6 +32,7 @@ func TestErrorResponseTable(t *testing.T) {
 		{&session.UnknownWorkflowError{Workflow: "nope"}, 404, "UnknownWorkflowError", "workflow", false},
 		{&session.WorkflowMismatchError{SessionID: "s", Workflow: "a", Requested: "b"}, 409, "WorkflowMismatchError", "requested", false},
 		{&session.SessionNotResumableError{SessionID: "s", Status: "running", LeaseExpiresAt: "2026-01-01T00:00:00.000Z"}, 409, "SessionNotResumableError", "leaseExpiresAt", false},
+		{&session.ChildSessionError{SessionID: "s~1", ParentID: "s"}, 409, "ChildSessionError", "parentSessionId", false},
 		{&session.StartRefusedError{Trigger: "order", Reason: "Refusing to start: …", Issues: []spec.SignatureValueIssue{{Kind: "missing", Name: "qty"}}}, 422, "SignatureIssuesError", "issues", false},
 		{&spec.UnknownTriggerError{TriggerID: "x", Available: []string{"manual"}}, 422, "UnknownTriggerError", "available", false},
 		{&spec.WorkflowLoadError{Workflow: "w", File: "workflows/w/workflow.yaml", Diagnostics: []spec.Diagnostic{{Severity: "error", Message: "m"}}}, 500, "WorkflowLoadError", "diagnostics", false},
