@@ -46,44 +46,55 @@ func (r *renderer) event(e events.Event) {
 		r.printf("%s\n", b)
 		return
 	}
+	// a sub-workflow child's events are indented under its dispatch
+	pre := strings.Repeat("    ", strings.Count(e.SessionID, "~"))
+	p := func(format string, a ...any) { r.printf(pre+format, a...) }
 	origin := ""
 	if o := e.Str("origin"); o != "" {
 		origin = " [" + o + "]"
 	}
 	switch e.Type {
 	case events.StateEnter:
-		r.printf("→ %s\n", e.Str("state"))
+		p("→ %s\n", e.Str("state"))
 	case events.Advance:
 		if e.Str("from") == events.Origin {
 			return
 		}
-		r.printf("  ⇢ %s → %s: %s\n", e.Str("from"), e.Str("to"), e.Str("reason"))
+		p("  ⇢ %s → %s: %s\n", e.Str("from"), e.Str("to"), e.Str("reason"))
 	case events.StateErrorRouted:
-		r.printf("  ✗ %s failed: %s\n  ⇢ on_error → %s\n", e.Str("state"), e.Str("reason"), e.Str("to"))
+		p("  ✗ %s failed: %s\n  ⇢ on_error → %s\n", e.Str("state"), e.Str("reason"), e.Str("to"))
 	case events.ToolCalled:
 		detail := ""
 		if d := oneLine(e.Str("detail"), 80); d != "" {
 			detail = " " + d
 		}
-		r.printf("  ⚙ %s%s%s\n", e.Str("tool"), origin, detail)
+		p("  ⚙ %s%s%s\n", e.Str("tool"), origin, detail)
 	case events.ToolResult:
 		if e.Str("status") == "error" {
-			r.printf("    ! %s\n", oneLine(e.Str("output"), 160))
+			p("    ! %s\n", oneLine(e.Str("output"), 160))
 		}
 	case events.ToolBlocked:
-		r.printf("  ⛔ %s%s refused (%s): %s\n", e.Str("tool"), origin, e.Str("ruleId"), oneLine(e.Str("reason"), 160))
+		p("  ⛔ %s%s refused (%s): %s\n", e.Str("tool"), origin, e.Str("ruleId"), oneLine(e.Str("reason"), 160))
 	case events.AgentText:
-		r.printf("  💬 %s\n", indent(e.Str("text")))
+		p("  💬 %s\n", indent(e.Str("text")))
 	case events.CodeOutput:
-		r.printf("  │ %s\n", e.Str("line"))
+		p("  │ %s\n", e.Str("line"))
 	case events.Raised:
-		r.printf("  ✗ raised %s: %s\n", e.Str("code"), e.Str("reason"))
+		p("  ✗ raised %s: %s\n", e.Str("code"), e.Str("reason"))
 	case events.VariablesSet:
 		if names, ok := e.Data["names"].([]string); ok && e.Str("state") != "" {
-			r.printf("  ≔ %s\n", strings.Join(names, ", "))
+			p("  ≔ %s\n", strings.Join(names, ", "))
+		}
+	case events.SubWorkflowStart:
+		p("  ⤵ %s as %s\n", e.Str("workflow"), e.Str("sessionId"))
+	case events.SubWorkflowResult:
+		if reason := e.Str("reason"); reason != "" {
+			p("  ⤴ %s %s: %s\n", e.Str("workflow"), e.Str("status"), oneLine(reason, 160))
+		} else {
+			p("  ⤴ %s %s\n", e.Str("workflow"), e.Str("status"))
 		}
 	case events.Warning:
-		r.printf("  ⚠ %s: %s\n", e.Str("scope"), e.Str("message"))
+		p("  ⚠ %s: %s\n", e.Str("scope"), e.Str("message"))
 	}
 }
 
@@ -113,13 +124,21 @@ func (r *renderer) outcome(o *session.Outcome) {
 			for _, t := range p.Decision.Transitions {
 				choices = append(choices, t.To)
 			}
-			r.printf("⏸ awaiting a decision in %s (park %s): archmax decide %s <%s>\n", p.Decision.State, p.ParkID, o.SessionID, strings.Join(choices, "|"))
+			where := p.Decision.State
+			if d := p.Delegation; d != nil {
+				where = fmt.Sprintf("%s of sub-workflow %s (%s)", p.Decision.State, d.Workflow, d.SessionID)
+			}
+			r.printf("⏸ awaiting a decision in %s (park %s): archmax decide %s <%s>\n", where, p.ParkID, o.SessionID, strings.Join(choices, "|"))
 		case p.Input != nil:
 			wake := ""
 			if p.Input.ResumeAt != "" {
 				wake = ", wakes at " + p.Input.ResumeAt
 			}
-			r.printf("⏸ awaiting input in %s (park %s%s): %s — archmax deliver %s <trigger>\n", p.Input.State, p.ParkID, wake, p.Input.Reason, o.SessionID)
+			where := p.Input.State
+			if d := p.Delegation; d != nil {
+				where = fmt.Sprintf("%s of sub-workflow %s (%s)", p.Input.State, d.Workflow, d.SessionID)
+			}
+			r.printf("⏸ awaiting input in %s (park %s%s): %s — archmax deliver %s <trigger>\n", where, p.ParkID, wake, p.Input.Reason, o.SessionID)
 		}
 	}
 	if o.Usage != nil {
