@@ -67,6 +67,9 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 		r.emit(events.AgentText, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
 	}
 	if len(calls) == 0 {
+		if reason := r.outstandingDelegationFailures(st.Slug); reason != "" {
+			return stepResult{failure: reason}, nil
+		}
 		s := r.completion()
 		return stepResult{settled: &s}, nil
 	}

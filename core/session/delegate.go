@@ -656,6 +656,7 @@ func (r *run) delegationBatch(st *spec.State, calls []transcript.ToolCall) (b ba
 		}
 	}
 	r.runDelegations(r.ctx, ds)
+	r.rec.Batches++
 	for _, d := range ds {
 		a := r.finishDelegation(d, true)
 		i := idx[d]
@@ -669,6 +670,13 @@ func (r *run) delegationBatch(st *spec.State, calls []transcript.ToolCall) (b ba
 		r.dropMark(d.mark)
 		answers[i] = &a
 		b.parked = b.parked || a.parked
+		switch {
+		case a.isErr && !a.parked:
+			r.rec.DelegationFailures = append(r.rec.DelegationFailures, &delegationFailure{State: d.mark.State,
+				Workflow: d.mark.Workflow, Args: d.mark.Args, Reason: a.text, Batch: r.rec.Batches})
+		case !a.isErr:
+			r.recoverDelegationFailure(d.mark)
+		}
 		r.emitResult(st.Slug, kernel.OriginAgent, calls[i].ID, calls[i].Name, a.text, a.isErr, msTime(d.mark.StartedAt))
 	}
 	for i, a := range answers {
@@ -678,6 +686,59 @@ func (r *run) delegationBatch(st *spec.State, calls []transcript.ToolCall) (b ba
 		}
 	}
 	return b
+}
+
+// delegationFailure is a failed delegation call of the agent (02 §8.4 item 5): the calling
+// state's failure until a later success of the same workflow from the same state recovers it.
+type delegationFailure struct {
+	State    string         `json:"state"`
+	Workflow string         `json:"workflow"`
+	Args     map[string]any `json:"args,omitempty"`
+	Reason   string         `json:"reason"`
+	Batch    int            `json:"batch"`
+}
+
+// recoverDelegationFailure clears the failure one successful call recovers: of the same
+// workflow from the same state, recorded by an earlier batch — the one whose arguments it
+// repeats, else the oldest.
+func (r *run) recoverDelegationFailure(m *dispatchMark) {
+	pick := -1
+	for i, f := range r.rec.DelegationFailures {
+		if f.State != m.State || f.Workflow != m.Workflow || f.Batch >= r.rec.Batches {
+			continue
+		}
+		if reflect.DeepEqual(f.Args, m.Args) {
+			pick = i
+			break
+		}
+		if pick < 0 {
+			pick = i
+		}
+	}
+	if pick >= 0 {
+		r.rec.DelegationFailures = slices.Delete(r.rec.DelegationFailures, pick, pick+1)
+	}
+}
+
+// outstandingDelegationFailures is the failure reason of a state whose agent finishes its
+// turn with failed delegation calls unrecovered (02 §8.4 item 5), "" when there are none:
+// each failure's text with `(called with {…})`, its arguments. They are cleared as routed.
+func (r *run) outstandingDelegationFailures(state string) string {
+	var parts []string
+	rest := r.rec.DelegationFailures[:0:0]
+	for _, f := range r.rec.DelegationFailures {
+		if f.State != state {
+			rest = append(rest, f)
+			continue
+		}
+		args, _ := json.Marshal(f.Args)
+		if f.Args == nil {
+			args = []byte("{}")
+		}
+		parts = append(parts, fmt.Sprintf("%s (called with %s)", strings.TrimSuffix(f.Reason, "."), args))
+	}
+	r.rec.DelegationFailures = rest
+	return strings.Join(parts, "; ")
 }
 
 // batchResult is how a delegation batch ended: parked (a child parked), pending (a child is

@@ -895,3 +895,36 @@ func TestDelegationSkipsATakenChildID(t *testing.T) {
 		t.Errorf("answer %q", m.Text)
 	}
 }
+
+// 02 §8.4 item 5: a failed delegation call stays the calling state's failure until a later
+// success of the same workflow recovers it; a state that ends its turn with one outstanding
+// routes through on_error naming the call's arguments.
+func TestDelegationFailuresStayUntilRecovered(t *testing.T) {
+	flow := strings.Replace(delegateFlow, "    instructions: Check the order.\n", "    instructions: Check the order.\n    on_error: done\n", 1)
+	t.Run("recovered by a corrected retry", func(t *testing.T) {
+		h := delegateHarness(t)
+		must(t, h.authored.Write(context.Background(), "workflows/wf/workflow.yaml", []byte(flow)))
+		h.script(calls("", delegateCall("check-item", map[string]any{"item": "A", "qty": 1})),
+			calls("", delegateCall("check-item", map[string]any{"item": "A", "qty": 2})), says("Checked on the second try."))
+		h.child("rr~1", calls("", call{"archmax_raise", map[string]any{"code": "busy", "reason": "catalogue busy"}}))
+		h.child("rr~2", says("ok"))
+		out := h.send("rr", "go", nil)
+		if out.Kind != KindCompleted || out.State != "intake" {
+			t.Errorf("%s in %s: %s", out.Kind, out.State, trailOf(out))
+		}
+	})
+	t.Run("outstanding at the end of the turn", func(t *testing.T) {
+		h := delegateHarness(t)
+		must(t, h.authored.Write(context.Background(), "workflows/wf/workflow.yaml", []byte(flow)))
+		h.script(calls("", delegateCall("check-item", map[string]any{"item": "A", "qty": 1})), says("It failed."), says("Sorry."))
+		h.child("ro~1", calls("", call{"archmax_raise", map[string]any{"code": "busy", "reason": "catalogue busy"}}))
+		out := h.send("ro", "go", nil)
+		if !strings.HasSuffix(trailOf(out), "on_error:done") {
+			t.Fatalf("trail %s", trailOf(out))
+		}
+		want := `Sub-workflow 'check-item' failed: its agent raised 'busy' in state 'check': catalogue busy (called with {"item":"A","qty":1})`
+		if got := out.AuditTrail[len(out.AuditTrail)-1].Reason; got != want {
+			t.Errorf("reason %q", got)
+		}
+	})
+}

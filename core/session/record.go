@@ -110,6 +110,10 @@ type record struct {
 	Delegations []*queuedDelegation `json:"delegations,omitempty"`
 	// Scope is set on a child session: its place in the delegation chain (02 §8.2).
 	Scope *childScope `json:"scope,omitempty"`
+	// DelegationFailures are the agent's failed delegation calls not yet recovered by a later
+	// success (02 §8.4 item 5); Batches numbers the delegation batches that recorded them.
+	DelegationFailures []*delegationFailure `json:"delegationFailures,omitempty"`
+	Batches            int                  `json:"batches,omitempty"`
 }
 
 // TurnError is why a turn's last attempt stopped without settling (a model or store

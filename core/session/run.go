@@ -336,6 +336,7 @@ func (r *run) turn(in SendInput, seeds map[string]any) (*Outcome, error) {
 	}
 	// 11. turn reset (a new turn abandons pending delegations, 02 §3.7)
 	r.abandonDispatches()
+	r.rec.DelegationFailures = nil
 	r.rec.Rejected, r.rec.Exit, r.rec.StateTurns = "", nil, nil
 	r.rec.Park, r.rec.ParkCounts, r.rec.PendingEvidence = nil, nil, nil
 	r.rec.Status = StatusRunning
