@@ -208,6 +208,17 @@ func (r *run) prepareDelegation(st *spec.State, origin kernel.Origin, callID, to
 	if len(missing) > 0 {
 		return refuse(delegationMissingParams(slug, missing))
 	}
+	// an argument is seeded as a variable: its name must be one, and a title a title
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		switch {
+		case !spec.IsVariableName(k):
+			invalid = append(invalid, fmt.Sprintf("'%s' is not a variable name (lowercase letters, digits and underscores, starting with a letter)", k))
+		case k == spec.TitleVariable:
+			if detail := spec.TitleWriteError(params[k]); detail != "" {
+				invalid = append(invalid, "'title' "+strings.TrimSuffix(detail, "."))
+			}
+		}
+	}
 	if len(invalid) > 0 {
 		return refuse(delegationInvalidParams(slug, invalid))
 	}

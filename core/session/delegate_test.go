@@ -233,6 +233,8 @@ func TestDelegationRefusals(t *testing.T) {
 			"Refusing to run sub-workflow 'check-item': it requires 'qty', which this call does not supply. Call it again with that argument."},
 		{"invalid-param", "check-item", map[string]any{"item": "A", "qty": "2"},
 			"Refusing to run sub-workflow 'check-item': 'qty' must be an integer (a number with no fractional part), but a string (\"2\") arrived. Call it again with a value of the declared type."},
+		{"argument name", "check-item", map[string]any{"item": "A", "qty": 1, "Bad": 1},
+			"Refusing to run sub-workflow 'check-item': 'Bad' is not a variable name (lowercase letters, digits and underscores, starting with a letter). Call it again with a value of the declared type."},
 		{"unresolved-param", "check-item", map[string]any{"item": "${{nope}}", "qty": 1},
 			"Cannot run sub-workflow 'check-item': its param 'item' references variable 'nope' is not set."},
 		{"disabled", "off", nil,
