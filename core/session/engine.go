@@ -6,6 +6,7 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,6 +90,11 @@ type Engine struct {
 	// set by Engines, else created on first use over this engine's Config.
 	siblings     *Engines
 	siblingsOnce sync.Once
+	// parsed keeps the last workflow.yaml parsed, by content hash: a warm container parses a
+	// workflow once per edit, not once per call (a MachineSpec is read-only once loaded).
+	parsedMu  sync.Mutex
+	parsedSum [32]byte
+	parsed    *spec.MachineSpec
 }
 
 // New validates cfg and returns an Engine.
@@ -141,7 +147,7 @@ func (e *Engine) loadWorkflow(ctx context.Context) (*workflowFiles, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
-	sp, err := spec.Load(slug, file, src)
+	sp, err := e.parse(slug, file, src)
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +165,26 @@ func (e *Engine) loadWorkflow(ctx context.Context) (*workflowFiles, error) {
 		}
 	}
 	return wf, nil
+}
+
+// parse is spec.Load, memoised on the source's SHA-256 (errors are not kept).
+func (e *Engine) parse(slug, file string, src []byte) (*spec.MachineSpec, error) {
+	sum := sha256.Sum256(src)
+	e.parsedMu.Lock()
+	if e.parsed != nil && e.parsedSum == sum {
+		sp := e.parsed
+		e.parsedMu.Unlock()
+		return sp, nil
+	}
+	e.parsedMu.Unlock()
+	sp, err := spec.Load(slug, file, src)
+	if err != nil {
+		return nil, err
+	}
+	e.parsedMu.Lock()
+	e.parsed, e.parsedSum = sp, sum
+	e.parsedMu.Unlock()
+	return sp, nil
 }
 
 func (e *Engine) readOptional(ctx context.Context, key string) string {
