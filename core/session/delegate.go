@@ -307,7 +307,8 @@ func (r *run) delegationFiles(slug string, requires []spec.SignatureEntry, param
 
 func (r *run) emitDispatchStart(d *delegation, depth int) {
 	m := d.mark
-	data := map[string]any{"state": m.State, "workflow": m.Workflow, "dispatchId": d.dispatchID(), "depth": depth, "sessionId": d.childID}
+	// the envelope's sessionId is the emitting (parent) session: the child's id has its own key
+	data := map[string]any{"state": m.State, "workflow": m.Workflow, "dispatchId": d.dispatchID(), "depth": depth, "childSessionId": d.childID}
 	if m.ToolCallID != "" {
 		data["toolCallId"] = m.ToolCallID
 	}

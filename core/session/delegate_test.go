@@ -174,7 +174,7 @@ func TestDelegationReturnsArriveOnTheToolResult(t *testing.T) {
 		t.Fatalf("%d starts, %d results", len(starts), len(results))
 	}
 	s, r := starts[0], results[0]
-	if s.SessionID != "s1" || s.Str("dispatchId") != "1" || s.Str("sessionId") != "s1~1" || s.Str("toolCallId") == "" || s.Data["depth"] != 1 {
+	if s.SessionID != "s1" || s.Str("dispatchId") != "1" || s.Str("childSessionId") != "s1~1" || s.Str("toolCallId") == "" || s.Data["depth"] != 1 {
 		t.Errorf("start %+v", s)
 	}
 	if r.Str("status") != "ok" || r.Str("toolCallId") != s.Str("toolCallId") || strings.Join(anyStrings(r.Data["returns"]), ",") != "note,verdict" {
@@ -890,7 +890,7 @@ func TestDelegationSkipsATakenChildID(t *testing.T) {
 	h.script(calls("", delegateCall("check-item", map[string]any{"item": "A", "qty": 1})), says("ok"))
 	h.child("sk~2", says("fine"))
 	out := h.send("sk", "go", nil)
-	if len(h.eventsOf(events.SubWorkflowStart)) != 1 || h.eventsOf(events.SubWorkflowStart)[0].Str("sessionId") != "sk~2" {
+	if len(h.eventsOf(events.SubWorkflowStart)) != 1 || h.eventsOf(events.SubWorkflowStart)[0].Str("childSessionId") != "sk~2" {
 		t.Errorf("start %+v", h.eventsOf(events.SubWorkflowStart))
 	}
 	if m := toolMessage(t, out, "archmax_workflow_check-item", 0); !strings.Contains(m.Text, `"message":"fine"`) {

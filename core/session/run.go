@@ -345,7 +345,7 @@ func (r *run) turn(in SendInput, seeds map[string]any) (*Outcome, error) {
 	r.appendTrail(transcript.TrailStep{To: pos, Kind: transcript.TrailTrigger, Reason: t})
 	// 13. the person's message — for a sub-workflow child, its opening note (02 §8.6)
 	if r.opening != "" {
-		r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteOpening, Text: r.opening, State: pos})
+		r.appendMessage(transcript.Message{Role: transcript.RoleUser, Note: transcript.NoteOpening, Text: r.opening, State: pos})
 	} else {
 		r.appendMessage(transcript.Message{Role: transcript.RoleUser, Text: strings.TrimSpace(in.Message), State: pos})
 	}

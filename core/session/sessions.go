@@ -41,6 +41,9 @@ type SessionSummary struct {
 	Usage        *Usage                        `json:"usage,omitempty"`
 	SpecHash     string                        `json:"specHash,omitempty"`
 	ParentID     string                        `json:"parentSessionId,omitempty"`
+	// Delegation is set while the session is parked on a sub-workflow child's decision (02
+	// §3.7, §9.7): the decision is the child's, sent to this session.
+	Delegation *DelegatedPark `json:"delegation,omitempty"`
 	MessageCount int64                         `json:"messageCount"`
 	Turn         int                           `json:"turn"`
 	CreatedAt    string                        `json:"createdAt"`
@@ -162,6 +165,9 @@ func (s *Sessions) summarize(ctx context.Context, h *store.Head) *SessionSummary
 		}
 		if rec.Park != nil && (sum.Status == StatusAwaitingDecision || sum.Status == StatusAwaitingInput) {
 			sum.Pending, sum.State = rec.Park, rec.Park.State()
+			if rec.Park.Delegation != nil && rec.Park.Channel == ChannelDecision {
+				sum.Delegation = rec.Park.Delegation
+			}
 			if in := rec.Park.Input; in != nil {
 				sum.WaitReason, sum.ResumeAt = in.Reason, in.ResumeAt
 			}

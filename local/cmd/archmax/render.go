@@ -86,7 +86,7 @@ func (r *renderer) event(e events.Event) {
 			p("  ≔ %s\n", strings.Join(names, ", "))
 		}
 	case events.SubWorkflowStart:
-		p("  ⤵ %s as %s\n", e.Str("workflow"), e.Str("sessionId"))
+		p("  ⤵ %s as %s\n", e.Str("workflow"), e.Str("childSessionId"))
 	case events.SubWorkflowResult:
 		if reason := e.Str("reason"); reason != "" {
 			p("  ⤴ %s %s: %s\n", e.Str("workflow"), e.Str("status"), oneLine(reason, 160))
