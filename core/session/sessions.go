@@ -33,21 +33,21 @@ type SessionSummary struct {
 	// decision (transitions, evidence) or input (reason, resumeAt) — DESIGN.md §5.
 	Pending *Park `json:"pending,omitempty"`
 	// WaitReason and ResumeAt mirror an input park's reason and resumeAt (spec 02 §4.2).
-	WaitReason   string                        `json:"waitReason,omitempty"`
-	ResumeAt     string                        `json:"resumeAt,omitempty"`
-	Exit         *Exit                         `json:"exit,omitempty"`
-	Rejected     string                        `json:"rejected,omitempty"`
-	Variables    map[string]spec.VariableEntry `json:"variables,omitempty"`
-	Usage        *Usage                        `json:"usage,omitempty"`
-	SpecHash     string                        `json:"specHash,omitempty"`
-	ParentID     string                        `json:"parentSessionId,omitempty"`
+	WaitReason string                        `json:"waitReason,omitempty"`
+	ResumeAt   string                        `json:"resumeAt,omitempty"`
+	Exit       *Exit                         `json:"exit,omitempty"`
+	Rejected   string                        `json:"rejected,omitempty"`
+	Variables  map[string]spec.VariableEntry `json:"variables,omitempty"`
+	Usage      *Usage                        `json:"usage,omitempty"`
+	SpecHash   string                        `json:"specHash,omitempty"`
+	ParentID   string                        `json:"parentSessionId,omitempty"`
 	// Delegation is set while the session is parked on a sub-workflow child's decision (02
 	// §3.7, §9.7): the decision is the child's, sent to this session.
-	Delegation *DelegatedPark `json:"delegation,omitempty"`
-	MessageCount int64                         `json:"messageCount"`
-	Turn         int                           `json:"turn"`
-	CreatedAt    string                        `json:"createdAt"`
-	UpdatedAt    string                        `json:"updatedAt"`
+	Delegation   *DelegatedPark `json:"delegation,omitempty"`
+	MessageCount int64          `json:"messageCount"`
+	Turn         int            `json:"turn"`
+	CreatedAt    string         `json:"createdAt"`
+	UpdatedAt    string         `json:"updatedAt"`
 }
 
 // SessionNotFoundError: no committed session has this id (HTTP 404).
