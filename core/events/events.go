@@ -125,8 +125,12 @@ func NewEmitter(h Handler, now func() time.Time) *Emitter {
 }
 
 // Stamp fills Seq, TS and Level and delivers the event; it returns the stamped event.
+// Delivery happens under the emitter's lock, so a handler sees seq strictly increasing
+// even when several sessions (a session and its sub-workflow children) emit at once; a
+// handler must not emit itself.
 func (em *Emitter) Stamp(e Event) Event {
 	em.mu.Lock()
+	defer em.mu.Unlock()
 	em.seq++
 	e.Seq = em.seq
 	if e.TS == 0 {
@@ -135,10 +139,8 @@ func (em *Emitter) Stamp(e Event) Event {
 	if e.Level == "" {
 		e.Level = DefaultLevel(e.Type, e.Data)
 	}
-	h := em.handler
-	em.mu.Unlock()
-	if h != nil {
-		h(e)
+	if em.handler != nil {
+		em.handler(e)
 	}
 	return e
 }

@@ -215,7 +215,10 @@ type callEffect struct {
 // delegation calls left it; a run of consecutive delegation calls is one concurrent batch
 // (02 §8.4).
 func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepResult, error) {
-	var eff callEffect
+	// what an earlier invocation of this message already did: a child parked (its queue),
+	// a terminal block (carried across the yield)
+	eff := callEffect{delegated: len(r.rec.Delegations) > 0, terminal: r.rec.StepFailure}
+	r.rec.StepFailure = ""
 	answered := r.answeredCalls()
 	todoCalls := 0
 	for _, c := range calls {
@@ -229,19 +232,29 @@ func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepRes
 			continue
 		}
 		stopped := eff.moveTo != "" || eff.raise != nil || eff.wait != nil || eff.failure != "" || eff.delegated
-		if spec.IsWorkflowToolName(c.Name) && !stopped {
+		// a run of delegation calls is one batch (answered calls skipped); a recorded one is
+		// owed its child's result whatever happened beside it
+		inBatch := func(c transcript.ToolCall) bool {
+			return spec.IsWorkflowToolName(c.Name) && (!stopped || r.markFor(c.ID) != nil)
+		}
+		if inBatch(c) {
+			batch := []transcript.ToolCall{c}
 			j := i + 1
-			for j < len(calls) && spec.IsWorkflowToolName(calls[j].Name) && !answered[calls[j].ID] {
-				j++
+			for ; j < len(calls) && (answered[calls[j].ID] || inBatch(calls[j])); j++ {
+				if !answered[calls[j].ID] {
+					batch = append(batch, calls[j])
+				}
 			}
-			b := r.delegationBatch(st, calls[i:j])
+			b := r.delegationBatch(st, batch)
 			if b.terminal != "" && eff.terminal == "" {
 				eff.terminal = b.terminal
 			}
 			switch {
-			case b.err != nil:
-				return stepResult{}, b.err
-			case b.pending:
+			case b.err != nil || b.pending:
+				r.rec.StepFailure = eff.terminal // the rest of the message runs in a later call
+				if b.err != nil {
+					return stepResult{}, b.err
+				}
 				return stepResult{yielded: true}, nil
 			}
 			eff.delegated = eff.delegated || b.parked
@@ -253,6 +266,8 @@ func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepRes
 		switch {
 		case c.Name == writeTodosTool && todoCalls > 1:
 			text, isErr = workspace.TodosParallel, true // BR-48: none of them runs
+		case stopped && eff.delegated && eff.moveTo == "" && eff.raise == nil && eff.wait == nil && eff.failure == "":
+			text, isErr = notRunAfterDelegatedPark(c.Name), true
 		case stopped:
 			to := eff.moveTo
 			if to == "" {

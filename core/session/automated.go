@@ -98,18 +98,26 @@ type scriptCalls struct {
 func (h *scriptCalls) Call(ctx context.Context, tool, callID string, raw json.RawMessage) (string, error) {
 	r := h.r
 	aborted := fmt.Errorf("Tool '%s' failed: the turn was aborted", tool)
+	var target *loadedTarget
+	if slug, ok := spec.WorkflowSlugFromToolName(tool); ok && r.knownTool(tool) {
+		target = r.e.loadTarget(ctx, slug) // store reads, outside the lock
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return "", aborted
 	}
-	args, ref := r.govern(h.st, h.origin, callID, tool, decodeArgs(raw))
+	args, unres := decodeArgs(raw), (*argUnresolved)(nil)
+	if target != nil {
+		args, unres = r.resolveDelegationArgs(args) // before governance (02 §8.1)
+	}
+	args, ref := r.govern(h.st, h.origin, callID, tool, args)
 	if ref != nil {
 		h.mu.Unlock()
 		return "", errors.New(ref.text)
 	}
-	if spec.IsWorkflowToolName(tool) {
-		return h.delegate(ctx, tool, callID, args, aborted)
+	if target != nil {
+		return h.delegate(ctx, tool, callID, args, unres, target, aborted)
 	}
 	r.emitCalled(h.st.Slug, h.origin, callID, tool, args)
 	start := r.e.cfg.Clock()
@@ -132,22 +140,19 @@ func (h *scriptCalls) Call(ctx context.Context, tool, callID string, raw json.Ra
 
 // delegate answers a script's delegation call (03 AS-40…AS-46): entered with mu held, the
 // child run without it; a refusal or failure rejects the script's promise with its text.
-func (h *scriptCalls) delegate(ctx context.Context, tool, callID string, args map[string]any, aborted error) (string, error) {
+func (h *scriptCalls) delegate(ctx context.Context, tool, callID string, args map[string]any, unres *argUnresolved, target *loadedTarget, aborted error) (string, error) {
 	r := h.r
 	start := r.e.cfg.Clock()
-	emitted := false
-	text, isErr := r.delegateDetached(ctx, h.st, h.origin, callID, tool, args,
-		func() { h.mu.Lock() },
+	text, isErr, refused := r.delegateDetached(ctx, h.st, h.origin, callID, tool, args, unres, target,
 		func() {
 			// accepted: the call is reported and tracked like any host call while its child runs
 			r.emitCalled(h.st.Slug, h.origin, callID, tool, args)
 			h.calls.add(callID, tool, start)
-			emitted = true
-			h.mu.Unlock()
 		},
+		func() { h.mu.Lock() }, func() { h.mu.Unlock() },
 		func() bool { return !h.closed || h.calls.open[callID] != nil })
 	defer h.mu.Unlock()
-	if !emitted { // refused before it ran
+	if refused {
 		return "", errors.New(text)
 	}
 	if h.calls.finish(callID, text, isErr, h.closed) {

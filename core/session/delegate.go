@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/kernel"
@@ -103,8 +104,9 @@ type delegation struct {
 	files   map[string]TurnFile // file arguments to place in a child not yet started
 	mock    *ToolMock
 	// results of run
-	out *Outcome
-	err error
+	out      *Outcome
+	err      error
+	deferred bool // not driven: the step deadline had passed when its slot came free
 }
 
 func (d *delegation) dispatchID() string { return spec.DispatchIDOf(d.childID) }
@@ -153,7 +155,11 @@ func (r *run) slot(ctx context.Context) (release func(), ok bool) {
 // reference's order: depth, cycle, argument references, the target's spec, disabled,
 // missing and mistyped arguments) and, when it may run, numbers the child and emits
 // sub-workflow-start. A refusal returns its text, after a start/result pair of status error.
-func (r *run) prepareDelegation(st *spec.State, origin kernel.Origin, callID, tool string, args map[string]any) (*delegation, string) {
+//
+// args are the call's arguments as resolveDelegationArgs resolved them (and governance
+// judged them); unres is its failure, refused after the depth and cycle checks. target is
+// the preloaded target (nil loads it here).
+func (r *run) prepareDelegation(st *spec.State, origin kernel.Origin, callID, tool string, args map[string]any, unres *argUnresolved, target *loadedTarget) (*delegation, string) {
 	slug, _ := spec.WorkflowSlugFromToolName(tool)
 	chain := r.chain()
 	depth := r.depth() + 1
@@ -172,28 +178,28 @@ func (r *run) prepareDelegation(st *spec.State, origin kernel.Origin, callID, to
 	if slices.Contains(chain, slug) {
 		return refuse(delegationCycle(slug, path))
 	}
-	params := map[string]any{}
-	vars := r.vars()
-	for _, k := range slices.Sorted(maps.Keys(args)) {
-		v, unres := spec.ResolveArgsTyped(args[k], vars, true)
-		if unres != nil {
-			return refuse(delegationUnresolved(slug, k, unres.Detail))
-		}
-		params[k] = v
+	if unres != nil {
+		return refuse(delegationUnresolved(slug, unres.param, unres.detail))
+	}
+	params := args
+	if params == nil {
+		params = map[string]any{}
 	}
 	d.mark.Args = params
 	d.mock = matchMock(r.ctx, tool, params)
-	sib, target, problem := r.e.delegationTarget(r.ctx, slug)
-	if problem != "" && d.mock == nil {
-		return refuse(problem)
+	if target == nil {
+		target = r.e.loadTarget(r.ctx, slug)
 	}
-	d.sib = sib
+	if target.problem != "" && d.mock == nil {
+		return refuse(target.problem)
+	}
+	d.sib = target.sib
 	var requires []spec.SignatureEntry
-	if target != nil {
-		if target.Disabled {
+	if sp := target.spec; sp != nil {
+		if sp.Disabled {
 			return refuse(delegationDisabled(slug))
 		}
-		if trig := target.Trigger(spec.ManualTrigger); trig != nil {
+		if trig := sp.Trigger(spec.ManualTrigger); trig != nil {
 			requires, d.returns = trig.Requires, trig.Returns
 		}
 	}
@@ -242,6 +248,40 @@ func (r *run) nextChild() int {
 			return r.rec.DispatchCount
 		}
 	}
+}
+
+// argUnresolved is a delegation argument whose ${{ }} reference does not resolve.
+type argUnresolved struct{ param, detail string }
+
+// resolveDelegationArgs substitutes ${{ }} references in a delegation call's arguments
+// verbatim (01 §5.5, 02 §8.1), before governance judges them: an argument that is exactly
+// one reference keeps the referenced value's type. On a failure the arguments come back
+// unresolved, with the first failing parameter in name order.
+func (r *run) resolveDelegationArgs(args map[string]any) (map[string]any, *argUnresolved) {
+	out := make(map[string]any, len(args))
+	vars := r.vars()
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		v, unres := spec.ResolveArgsTyped(args[k], vars, true)
+		if unres != nil {
+			return args, &argUnresolved{param: k, detail: unres.Detail}
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// loadedTarget is a delegation target as loaded for one dispatch.
+type loadedTarget struct {
+	sib     *Engine
+	spec    *spec.MachineSpec
+	problem string // the refusal (unknown-workflow, not-delegatable), "" when usable
+}
+
+// loadTarget loads a delegation target; it touches only engines, so a script host calls it
+// outside its lock.
+func (e *Engine) loadTarget(ctx context.Context, slug string) *loadedTarget {
+	sib, sp, problem := e.delegationTarget(ctx, slug)
+	return &loadedTarget{sib: sib, spec: sp, problem: problem}
 }
 
 // delegationTarget loads a delegation target: its engine and spec, or the refusal text
@@ -321,7 +361,8 @@ func (r *run) emitDispatchStart(d *delegation, depth int) {
 // emitDispatchResult emits sub-workflow-result (02 §8.4): returns are names, never values.
 func (r *run) emitDispatchResult(d *delegation, status, reason string, returns []string, refused bool) {
 	m := d.mark
-	data := map[string]any{"state": m.State, "workflow": m.Workflow, "dispatchId": d.dispatchID(), "status": status, "durationMs": int64(0)}
+	data := map[string]any{"state": m.State, "workflow": m.Workflow, "dispatchId": d.dispatchID(), "status": status, "durationMs": int64(0),
+		"childSessionId": d.childID}
 	if !refused {
 		data["durationMs"] = max(int64(0), r.e.cfg.Clock().UnixMilli()-m.StartedAt)
 	}
@@ -382,6 +423,14 @@ func (r *run) runDelegations(ctx context.Context, ds []*delegation) {
 				return
 			}
 			defer release()
+			// past the step deadline only one child of the call is driven (its one step is the
+			// call's progress); the others wait for the next invocation rather than each take
+			// a step after the deadline, wave after wave
+			if t, ok := StepDeadline(ctx); ok && !r.e.cfg.Clock().Before(t) && !r.childDriven.CompareAndSwap(false, true) {
+				d.deferred = true
+				return
+			}
+			r.childDriven.Store(true)
 			d.run(ctx)
 		}()
 	}
@@ -392,10 +441,11 @@ func (r *run) runDelegations(ctx context.Context, ds []*delegation) {
 type dispatchAnswer struct {
 	text    string
 	isErr   bool
-	blocked bool  // a refusal: a governed "no" the agent may correct (02 §8.1)
-	parked  bool  // the child parked (an agent's call: the parent parks with it)
-	pending bool  // no answer yet: the child is still running (the mark stays)
-	err     error // a failure of the parent's call itself (a cancelled turn, a store failure)
+	blocked bool              // a refusal: a governed "no" the agent may correct (02 §8.1)
+	parked  bool              // the child parked (an agent's call: the parent parks with it)
+	pending bool              // no answer yet: the child is still running (the mark stays)
+	queued  *queuedDelegation // the parked child, to queue
+	err     error             // a failure of the parent's call itself (a cancelled turn, a store failure)
 }
 
 // finishDelegation turns a dispatch's child outcome into its answer, recording the
@@ -408,14 +458,13 @@ func (r *run) finishDelegation(d *delegation, canPark bool) dispatchAnswer {
 		text, failure, names := r.mockAnswer(d)
 		return r.settleDispatch(d, text, failure, names)
 	}
+	if d.deferred {
+		return dispatchAnswer{pending: true}
+	}
 	if d.err != nil {
-		var load *spec.WorkflowLoadError
-		var unknown *UnknownWorkflowError
-		switch {
-		case errors.As(d.err, &load):
-			return r.settleDispatch(d, "", delegationFailed(wf, loadProblems(load)), nil)
-		case errors.As(d.err, &unknown):
-			return r.settleDispatch(d, "", delegationFailed(wf, unknown.Error()), nil)
+		switch text, permanent := childFailure(wf, d.err); {
+		case permanent:
+			return r.settleDispatch(d, "", text, nil)
 		case canPark:
 			// the parent's call stops with it; the mark stays, so the continuation (or the
 			// next attempt) drives the child on from its own checkpoint
@@ -439,13 +488,36 @@ func (r *run) finishDelegation(d *delegation, canPark bool) dispatchAnswer {
 			}
 			return dispatchAnswer{text: text, isErr: true}
 		}
-		r.rec.Delegations = append(r.rec.Delegations, &queuedDelegation{Park: out.Pending, Rolled: m.Rolled,
+		q := &queuedDelegation{Park: out.Pending, Rolled: m.Rolled,
 			Delegation: DelegatedPark{Workflow: wf, SessionID: d.childID, Identity: m.N, DispatchID: d.dispatchID(),
-				ToolCallID: m.ToolCallID, State: m.State, ChildParkID: out.Pending.ParkID}})
-		return dispatchAnswer{text: delegationAgentParked(wf, out.Pending.State()), isErr: true, parked: true}
+				ToolCallID: m.ToolCallID, State: m.State, ChildParkID: out.Pending.ParkID}}
+		return dispatchAnswer{text: delegationAgentParked(wf, out.Pending.State()), isErr: true, parked: true, queued: q}
 	}
 	text, failure, names := r.childAnswer(d, out)
 	return r.settleDispatch(d, text, failure, names)
+}
+
+// errChildLost: a recorded resume whose child session has no record.
+var errChildLost = errors.New("the sub-workflow child has no record to resume")
+
+// childFailure classifies an error driving a child: a permanent one (the child's spec no
+// longer loads, the child refused what was routed to it, its record is gone) is the
+// dispatch's failure, with its text; any other (a model or store failure, a busy lease, a
+// cancellation) is transient — the dispatch stays owed and a retry drives it on.
+func childFailure(wf string, err error) (string, bool) {
+	var load *spec.WorkflowLoadError
+	var unknown *UnknownWorkflowError
+	var target *InvalidDecisionTargetError
+	var trigger *spec.UnknownTriggerError
+	switch {
+	case errors.As(err, &load):
+		return delegationFailed(wf, loadProblems(load)), true
+	case errors.As(err, &unknown):
+		return delegationFailed(wf, unknown.Error()), true
+	case errors.As(err, &target), errors.As(err, &trigger), errors.Is(err, errChildLost):
+		return delegationFailed(wf, err.Error()), true
+	}
+	return "", false
 }
 
 // settleDispatch records a dispatch that settled: the trail step, the result event.
@@ -634,13 +706,18 @@ func (r *run) delegationBatch(st *spec.State, calls []transcript.ToolCall) (b ba
 	var ds []*delegation
 	idx := map[*delegation]int{}
 	fresh := false
+	msgID := ""
+	if last := r.lastAssistant(); last != nil {
+		msgID = last.ID
+	}
 	for i, c := range calls {
 		if m := r.markFor(c.ID); m != nil {
 			d := r.resumeDelegation(m)
 			ds, idx[d] = append(ds, d), i
 			continue
 		}
-		args, ref := r.govern(st, kernel.OriginAgent, c.ID, c.Name, c.Args)
+		resolved, unres := r.resolveDelegationArgs(c.Args)
+		args, ref := r.govern(st, kernel.OriginAgent, c.ID, c.Name, resolved)
 		if ref != nil {
 			answers[i] = &dispatchAnswer{text: ref.text, isErr: true, blocked: ref.blocked}
 			if ref.terminal && b.terminal == "" {
@@ -648,7 +725,7 @@ func (r *run) delegationBatch(st *spec.State, calls []transcript.ToolCall) (b ba
 			}
 			continue
 		}
-		d, refusal := r.prepareDelegation(st, kernel.OriginAgent, c.ID, c.Name, args)
+		d, refusal := r.prepareDelegation(st, kernel.OriginAgent, c.ID, c.Name, args, unres, nil)
 		if refusal != "" {
 			answers[i] = &dispatchAnswer{text: refusal, isErr: true, blocked: true}
 			continue
@@ -668,7 +745,7 @@ func (r *run) delegationBatch(st *spec.State, calls []transcript.ToolCall) (b ba
 		}
 	}
 	r.runDelegations(r.ctx, ds)
-	r.rec.Batches++
+	var parked []*queuedDelegation
 	for _, d := range ds {
 		a := r.finishDelegation(d, true)
 		i := idx[d]
@@ -681,16 +758,19 @@ func (r *run) delegationBatch(st *spec.State, calls []transcript.ToolCall) (b ba
 		}
 		r.dropMark(d.mark)
 		answers[i] = &a
-		b.parked = b.parked || a.parked
 		switch {
-		case a.isErr && !a.parked:
+		case a.parked:
+			parked = append(parked, a.queued)
+		case a.isErr:
 			r.rec.DelegationFailures = append(r.rec.DelegationFailures, &delegationFailure{State: d.mark.State,
-				Workflow: d.mark.Workflow, Args: d.mark.Args, Reason: a.text, Batch: r.rec.Batches})
-		case !a.isErr:
-			r.recoverDelegationFailure(d.mark)
+				Workflow: d.mark.Workflow, Args: d.mark.Args, Reason: a.text, MessageID: msgID})
+		default:
+			r.recoverDelegationFailure(d.mark, msgID)
 		}
 		r.emitResult(st.Slug, kernel.OriginAgent, calls[i].ID, calls[i].Name, a.text, a.isErr, msTime(d.mark.StartedAt))
 	}
+	r.enqueueParked(parked)
+	b.parked = len(parked) > 0
 	for i, a := range answers {
 		if a != nil {
 			r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: calls[i].ID, Tool: calls[i].Name,
@@ -700,6 +780,28 @@ func (r *run) delegationBatch(st *spec.State, calls []transcript.ToolCall) (b ba
 	return b
 }
 
+// enqueueParked queues parked children in the order their parks arrived (02 §3.7), ties by
+// dispatch number.
+func (r *run) enqueueParked(qs []*queuedDelegation) {
+	slices.SortStableFunc(qs, func(a, b *queuedDelegation) int {
+		if c := strings.Compare(parkArrival(a.Park), parkArrival(b.Park)); c != 0 {
+			return c
+		}
+		return a.Delegation.Identity - b.Delegation.Identity
+	})
+	r.rec.Delegations = append(r.rec.Delegations, qs...)
+}
+
+func parkArrival(p *Park) string {
+	if p.Decision != nil {
+		return p.Decision.CreatedAt
+	}
+	if p.Input != nil {
+		return p.Input.ParkedAt
+	}
+	return ""
+}
+
 // delegationFailure is a failed delegation call of the agent (02 §8.4 item 5): the calling
 // state's failure until a later success of the same workflow from the same state recovers it.
 type delegationFailure struct {
@@ -707,16 +809,17 @@ type delegationFailure struct {
 	Workflow string         `json:"workflow"`
 	Args     map[string]any `json:"args,omitempty"`
 	Reason   string         `json:"reason"`
-	Batch    int            `json:"batch"`
+	// MessageID is the assistant message whose call failed: its siblings never recover it.
+	MessageID string `json:"messageId"`
 }
 
 // recoverDelegationFailure clears the failure one successful call recovers: of the same
-// workflow from the same state, recorded by an earlier batch — the one whose arguments it
-// repeats, else the oldest.
-func (r *run) recoverDelegationFailure(m *dispatchMark) {
+// workflow from the same state, made by an earlier model message (never a sibling call) —
+// the one whose arguments it repeats, else the oldest.
+func (r *run) recoverDelegationFailure(m *dispatchMark, msgID string) {
 	pick := -1
 	for i, f := range r.rec.DelegationFailures {
-		if f.State != m.State || f.Workflow != m.Workflow || f.Batch >= r.rec.Batches {
+		if f.State != m.State || f.Workflow != m.Workflow || f.MessageID == msgID {
 			continue
 		}
 		if reflect.DeepEqual(f.Args, m.Args) {
@@ -762,19 +865,22 @@ type batchResult struct {
 	err             error
 }
 
-// delegateDetached answers one delegation call of a script or a grader (03 AS-40…AS-46):
-// prepared and finished under lock (the script host's mutex; no-ops for a grader on the run's
+// delegateDetached answers one delegation call of a script or a grader (03 AS-40…AS-46),
+// entered with lock held after governance allowed the (resolved) arguments: prepared and
+// finished under lock (the script host's mutex; no-ops for a grader on the run's
 // goroutine), the child run outside it, without the step deadline — a script cannot be
 // carried across invocations, so its children run within the script's own timeout — and a
-// park failing the call. live reports, under lock, whether the call may still record into
-// the run (a script that ended settles its calls itself).
+// park failing the call. accepted runs under lock once the dispatch passed its checks
+// (refused: it never runs). live reports, under lock, whether the call may still record into
+// the run (a script that ended settles its calls itself). A child the script's end cancelled
+// is settled rejected, so it is never left running.
 func (r *run) delegateDetached(ctx context.Context, st *spec.State, origin kernel.Origin, callID, tool string, args map[string]any,
-	lock, unlock func(), live func() bool) (string, bool) {
-	d, refusal := r.prepareDelegation(st, origin, callID, tool, args)
+	unres *argUnresolved, target *loadedTarget, accepted, lock, unlock func(), live func() bool) (text string, isErr, refused bool) {
+	d, refusal := r.prepareDelegation(st, origin, callID, tool, args, unres, target)
 	if refusal != "" {
-		return refusal, true
+		return refusal, true, true
 	}
-	d.origin = origin
+	accepted()
 	unlock()
 	childCtx := WithStepDeadline(ctx, timeZero)
 	release, ok := r.slot(childCtx)
@@ -784,25 +890,80 @@ func (r *run) delegateDetached(ctx context.Context, st *spec.State, origin kerne
 	} else {
 		d.err = ctx.Err()
 	}
-	lock()
-	if !live() {
-		return "", true
-	}
-	a := r.finishDelegation(d, false)
-	return a.text, a.isErr
-}
-
-// abandonDispatches ends every pending delegation when a new turn begins (02 §3.7: a new turn
-// abandons the queue; a child still parked or running is orphaned): a recorded call is
-// answered, so the history stays one Bedrock accepts.
-func (r *run) abandonDispatches() {
-	for _, m := range r.rec.Dispatches {
-		if m.Resume == nil {
-			r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: m.ToolCallID, Tool: spec.WorkflowToolName(m.Workflow),
-				Text: delegationAbandoned(m.Workflow), Error: true, State: m.State})
+	if d.err != nil && d.sib != nil && ctx.Err() != nil {
+		if out := d.sib.rejectChild(ctx, d.childID, childAbandoned); out != nil {
+			d.out, d.err = out, nil
 		}
 	}
-	r.rec.Dispatches, r.rec.Delegations = nil, nil
+	lock()
+	if !live() {
+		return "", true, false
+	}
+	if d.out != nil && d.out.Status == StatusRejected && d.out.Rejected == childAbandoned {
+		r.rollUsage(d.mark, d.out.Usage)
+		a := r.settleDispatch(d, "", delegationFailed(d.mark.Workflow, "the turn was aborted"), nil)
+		return a.text, a.isErr, false
+	}
+	a := r.finishDelegation(d, false)
+	return a.text, a.isErr, false
+}
+
+// closeOpenCalls ends what a stopped turn left open when a new turn begins (02 §3.7: a new
+// turn abandons the queue): every unanswered call of the newest assistant message is
+// answered in call order — a recorded delegation "abandoned" (its running child settled
+// rejected), any other "not run" — so the history stays one Bedrock accepts; the queue of
+// parked children is dropped (they stay parked, orphaned).
+func (r *run) closeOpenCalls() {
+	if last := r.lastAssistant(); last != nil {
+		answered := r.answeredCalls()
+		for _, c := range last.ToolCalls {
+			if answered[c.ID] {
+				continue
+			}
+			text := toolNotRun(c.Name)
+			if m := r.markFor(c.ID); m != nil {
+				text = delegationAbandoned(m.Workflow)
+			}
+			r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, Tool: c.Name, Text: text, Error: true, State: last.State})
+		}
+	}
+	for _, m := range r.rec.Dispatches {
+		if sib, err := r.e.sibling(r.ctx, m.Workflow); err == nil {
+			if out := sib.rejectChild(r.ctx, spec.ChildSessionID(r.id, m.N), childAbandoned); out != nil {
+				r.rollUsage(m, out.Usage)
+			}
+		}
+	}
+	r.rec.Dispatches, r.rec.Delegations, r.rec.StepFailure = nil, nil, ""
+}
+
+// childAbandoned is the rejection of a child its caller stopped waiting for.
+const childAbandoned = "Abandoned by its caller: the call that started it ended before it finished."
+
+// rejectChild settles a running child rejected with reason (a child its caller abandoned),
+// so it is never left running with nothing to carry it on; it returns the child's outcome,
+// nil when the child was not running or could not be reached. It runs even when ctx is
+// cancelled (bounded to 10 s).
+func (e *Engine) rejectChild(ctx context.Context, id, reason string) *Outcome {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	out, err := e.withSessionOf(childContext(cctx), id, false, func(r *run) (*Outcome, error) {
+		if r.isNew || r.rec.Status != StatusRunning {
+			return nil, nil
+		}
+		for _, m := range r.rec.Dispatches { // its own children go with it
+			if sib, err := r.e.sibling(r.ctx, m.Workflow); err == nil {
+				sib.rejectChild(r.ctx, spec.ChildSessionID(r.id, m.N), reason)
+			}
+		}
+		r.rec.Dispatches, r.rec.Delegations = nil, nil
+		r.answerOpenCalls()
+		return r.settle(settlement{status: StatusRejected, reason: reason})
+	})
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // ToolMock stands in for one tool call in a test case (spec 04 `mocks`, 03 MK-01/MK-02): the

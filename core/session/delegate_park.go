@@ -19,6 +19,12 @@ import (
 
 var timeZero time.Time
 
+// childContext is the context a child is driven under: the request's acceptance hook
+// (WithTurnOpened) belongs to the caller's call, never to its children's commits.
+func childContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, turnOpenedKey{}, (func(string, string))(nil))
+}
+
 func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 
 // ChildSessionError: a write addressed to a sub-workflow child session (spec 02 §3.7: the host
@@ -50,7 +56,7 @@ func (e *Engine) sibling(ctx context.Context, slug string) (*Engine, error) {
 	e.siblingsOnce.Do(func() {
 		if e.siblings == nil {
 			base := e.cfg
-			e.siblings = &Engines{base: base, byWf: map[string]*Engine{e.cfg.Workflow: e}}
+			e.siblings = &Engines{base: base, byWf: map[string]*Engine{e.cfg.Workflow: e}, emitter: e.emitter}
 		}
 	})
 	return e.siblings.Engine(ctx, slug)
@@ -88,11 +94,11 @@ func (r *run) inheritedDenials() []kernel.Inherited {
 // reads the outcome the child settled with. Every path settles like a call (an Outcome,
 // kind running when it stopped at the step deadline).
 func (e *Engine) driveChild(ctx context.Context, id string, d *delegation) (*Outcome, error) {
-	return e.withSessionOf(ctx, id, false, func(r *run) (*Outcome, error) {
+	return e.withSessionOf(childContext(ctx), id, false, func(r *run) (*Outcome, error) {
 		m := d.mark
 		switch {
 		case r.isNew && m.Resume != nil:
-			return nil, fmt.Errorf("sub-workflow child '%s' has no record to resume", id)
+			return nil, errChildLost
 		case r.isNew:
 			return r.childTurn(d)
 		case m.Resume != nil && r.rec.Park != nil && r.rec.Park.ParkID == m.Resume.ChildParkID &&
@@ -193,10 +199,14 @@ func (r *run) outcome() *Outcome {
 // committed, then one reply-only closing message when the agent has not spoken since the
 // person last did. Not counted against maxParks.
 func (r *run) presentDelegation(st *spec.State) (stepResult, error) {
+	if st == nil { // the calling state is gone from the spec (edited while parked)
+		st = r.sp.State(r.fallbackState(r.rec.State))
+		r.rec.State = st.Slug
+	}
 	q := r.rec.Delegations[0]
 	dp := q.Delegation
 	p := &Park{ParkID: newParkID(), Channel: q.Park.Channel, Delegation: &dp}
-	label := fmt.Sprintf("'%s' of the sub-workflow '%s'", q.Park.State(), dp.Workflow)
+	label := fmt.Sprintf("'%s' of the sub-workflow '%s'", q.Park.State(), dp.Workflow) // the child's own parked state
 	situation, reason := handoffFresh, ""
 	if q.Park.Decision != nil {
 		dec := *q.Park.Decision
@@ -213,8 +223,11 @@ func (r *run) presentDelegation(st *spec.State) (stepResult, error) {
 	r.rec.Park = p
 	ev := map[string]any{"state": st.Slug, "sessionId": r.id, "awaiting": string(p.Channel), "parkId": p.ParkID,
 		"delegation": map[string]any{"workflow": dp.Workflow, "sessionId": dp.SessionID, "dispatchId": dp.DispatchID}}
-	if p.Input != nil && p.Input.ResumeAt != "" {
-		ev["resumeAt"] = p.Input.ResumeAt
+	if p.Input != nil {
+		ev["reason"] = p.Input.Reason
+		if p.Input.ResumeAt != "" {
+			ev["resumeAt"] = p.Input.ResumeAt
+		}
 	}
 	r.emit(events.Parked, ev)
 	if err := r.commit(); err != nil {
@@ -259,6 +272,24 @@ func (r *run) decideDelegated(d Decision) (*Outcome, error) {
 		ok = ok || t.To == to
 	}
 	if !ok {
+		return nil, &InvalidDecisionTargetError{SessionID: r.id, Target: to, ValidTargets: valid}
+	}
+	// the child decides against its current spec: check there before anything is written
+	sib, err := r.e.sibling(r.ctx, park.Delegation.Workflow)
+	if err != nil {
+		return nil, err
+	}
+	wf, err := sib.loadWorkflow(r.ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cst := wf.spec.State(park.Decision.State); cst != nil && (wf.spec.State(to) == nil || cst.TransitionTo(to) == nil) {
+		valid = nil
+		for _, t := range cst.Transitions {
+			if t.To != cst.Slug {
+				valid = append(valid, t.To)
+			}
+		}
 		return nil, &InvalidDecisionTargetError{SessionID: r.id, Target: to, ValidTargets: valid}
 	}
 	r.rec.Calls++
@@ -322,8 +353,8 @@ func (r *run) resumeThrough(rm *resumeMark) (*Outcome, error) {
 	dp := q.Delegation
 	r.rec.Dispatches = append(r.rec.Dispatches, &dispatchMark{N: dp.Identity, Workflow: dp.Workflow, State: dp.State,
 		ToolCallID: dp.ToolCallID, StartedAt: r.e.cfg.Clock().UnixMilli(), Resume: rm, Rolled: q.Rolled})
-	r.rec.Park, r.rec.Status, r.rec.StateTurns = nil, StatusRunning, nil
-	r.rec.State = dp.State
+	r.rec.Park, r.rec.Status = nil, StatusRunning
+	r.rec.State = r.fallbackState(dp.State) // the turn goes on in the calling state
 	if err := r.commit(); err != nil {
 		return nil, r.abandon(err)
 	}
@@ -332,6 +363,20 @@ func (r *run) resumeThrough(rm *resumeMark) (*Outcome, error) {
 		return nil, r.abandon(err)
 	}
 	return r.settle(s)
+}
+
+// fallbackState is state while the spec declares it; else where a park whose state an edit
+// removed continues (as deliver does): the current trigger's entry, manual's, the entry.
+func (r *run) fallbackState(state string) string {
+	switch {
+	case r.sp.State(state) != nil:
+		return state
+	case r.sp.Trigger(r.rec.CurrentTrigger) != nil:
+		return r.sp.Trigger(r.rec.CurrentTrigger).State
+	case r.sp.Trigger(spec.ManualTrigger) != nil:
+		return r.sp.Trigger(spec.ManualTrigger).State
+	}
+	return r.sp.Entry()
 }
 
 // pendingStep is the loop step that settles what the session's children owe it before
@@ -396,11 +441,24 @@ func (r *run) resumedStep(marks []*dispatchMark) (stepResult, error) {
 	var again []*queuedDelegation
 	for _, d := range ds {
 		m := d.mark
-		if d.err != nil {
+		if d.deferred {
 			pending = true
-			if firstErr == nil {
-				firstErr = d.err
+			continue
+		}
+		if d.err != nil {
+			text, permanent := childFailure(m.Workflow, d.err)
+			if !permanent {
+				pending = true
+				if firstErr == nil {
+					firstErr = d.err
+				}
+				continue
 			}
+			// the child can no longer take what was routed to it: the dispatch failed
+			r.dropMark(m)
+			r.settleDispatch(d, "", text, nil)
+			r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteError,
+				Text: noteSubWorkflowFailed(m.Workflow, text), State: r.rec.State})
 			continue
 		}
 		out := d.out
@@ -426,7 +484,7 @@ func (r *run) resumedStep(marks []*dispatchMark) (stepResult, error) {
 		r.settleDispatch(d, message, failure, names)
 		if failure != "" {
 			r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteError,
-				Text: noteSubWorkflowFailed(m.Workflow, failure), State: m.State})
+				Text: noteSubWorkflowFailed(m.Workflow, failure), State: r.rec.State})
 			continue
 		}
 		note := noteSubWorkflow(m.Workflow, message)
@@ -436,9 +494,12 @@ func (r *run) resumedStep(marks []*dispatchMark) (stepResult, error) {
 			b, _ := json.Marshal(handed)
 			note += "\nReturns: " + string(b)
 		}
-		r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteSubWorkflow, Text: note, State: m.State})
+		r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteSubWorkflow, Text: note, State: r.rec.State})
 	}
-	r.rec.Delegations = append(again, r.rec.Delegations...)
+	queued := r.rec.Delegations
+	r.rec.Delegations = nil
+	r.enqueueParked(again)
+	r.rec.Delegations = append(r.rec.Delegations, queued...)
 	if pending {
 		if firstErr != nil {
 			return stepResult{}, firstErr
@@ -446,11 +507,7 @@ func (r *run) resumedStep(marks []*dispatchMark) (stepResult, error) {
 		return stepResult{yielded: true}, nil
 	}
 	if len(r.rec.Delegations) > 0 {
-		st := r.sp.State(r.rec.Delegations[0].Delegation.State)
-		if st == nil {
-			st = r.sp.State(r.rec.State)
-		}
-		return r.presentDelegation(st)
+		return r.presentDelegation(r.sp.State(r.rec.State))
 	}
 	return stepResult{}, nil
 }

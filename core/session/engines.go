@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 )
@@ -18,11 +19,14 @@ type Engines struct {
 	base Config
 	mu   sync.Mutex
 	byWf map[string]*Engine
+	// emitter is shared by every engine, so seq increases across all their events (02 §12.1:
+	// one handler sees a session and its sub-workflow children).
+	emitter *events.Emitter
 }
 
 // NewEngines returns a cache whose engines share base (every field but Workflow).
 func NewEngines(base Config) *Engines {
-	return &Engines{base: base, byWf: map[string]*Engine{}}
+	return &Engines{base: base, byWf: map[string]*Engine{}, emitter: events.NewEmitter(base.Events, base.Clock)}
 }
 
 // Engine returns the engine of workflow, creating it on first use. Only a workflow whose
@@ -51,7 +55,7 @@ func (e *Engines) Engine(ctx context.Context, workflow string) (*Engine, error) 
 	if err != nil {
 		return nil, err
 	}
-	eng.siblings = e
+	eng.siblings, eng.emitter = e, e.emitter
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if first, ok := e.byWf[workflow]; ok { // a concurrent request won the race

@@ -179,6 +179,20 @@ type grader struct {
 // write variables, and read the history; other tools run as the agent's would.
 func (g *grader) call(ctx context.Context, c transcript.ToolCall) (string, bool, error) {
 	r, st := g.r, g.st
+	if slug, ok := spec.WorkflowSlugFromToolName(c.Name); ok && r.knownTool(c.Name) {
+		resolved, unres := r.resolveDelegationArgs(c.Args) // before governance (02 §8.1)
+		args, ref := r.govern(st, kernel.OriginGrader, c.ID, c.Name, resolved)
+		if ref != nil {
+			return ref.text, true, nil
+		}
+		start := r.e.cfg.Clock()
+		text, isErr, refused := r.delegateDetached(ctx, st, kernel.OriginGrader, c.ID, c.Name, args, unres, r.e.loadTarget(ctx, slug),
+			func() { r.emitCalled(st.Slug, kernel.OriginGrader, c.ID, c.Name, args) }, func() {}, func() {}, func() bool { return true })
+		if !refused {
+			r.emitResult(st.Slug, kernel.OriginGrader, c.ID, c.Name, text, isErr, start)
+		}
+		return text, isErr, nil
+	}
 	args, ref := r.govern(st, kernel.OriginGrader, c.ID, c.Name, c.Args)
 	if ref != nil {
 		return ref.text, true, nil
@@ -192,8 +206,6 @@ func (g *grader) call(ctx context.Context, c transcript.ToolCall) (string, bool,
 		if text, err = g.control(r, st, g.history, c.Name, c.ID, args, graderControlTexts); err != nil {
 			text, isErr = err.Error(), true
 		}
-	} else if spec.IsWorkflowToolName(c.Name) {
-		text, isErr = r.delegateDetached(ctx, st, kernel.OriginGrader, c.ID, c.Name, args, func() {}, func() {}, func() bool { return true })
 	} else {
 		var err error
 		text, isErr, err = r.callTool(ctx, c.Name, c.ID, st.Slug, args)

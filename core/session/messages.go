@@ -389,6 +389,12 @@ func delegationAgentParked(wf, state string) string {
 	return fmt.Sprintf("Sub-workflow '%s' stopped for a person in its '%s' state. This run waits with it; when the person answers, the sub-workflow continues and its result arrives as a [sub-workflow] note.", wf, state)
 }
 
+// notRunAfterDelegatedPark answers a call that followed, in one message, a delegation whose
+// child parked: the run now waits for a person [decision D8-4].
+func notRunAfterDelegatedPark(tool string) string {
+	return fmt.Sprintf("Tool '%s' was not run: a sub-workflow called before it stopped for a person, and this run now waits with it.", tool)
+}
+
 // delegationAbandoned answers a delegation call a new turn left behind (02 §3.7: a new turn
 // abandons pending delegations) [decision D8-5].
 func delegationAbandoned(wf string) string {

@@ -216,7 +216,11 @@ func (r *run) reply(text string) (*Outcome, error) {
 	if st == nil {
 		return nil, fmt.Errorf("parked state '%s' no longer exists in the workflow", state)
 	}
-	if err := r.replyOnlyCall(st, replyOnlyDirective(replyOnPark, r.stateLabel(state), "")); err != nil {
+	label := r.stateLabel(state)
+	if dp := park.Delegation; dp != nil && park.Decision != nil {
+		label = fmt.Sprintf("'%s' of the sub-workflow '%s'", park.Decision.State, dp.Workflow)
+	}
+	if err := r.replyOnlyCall(st, replyOnlyDirective(replyOnPark, label, "")); err != nil {
 		return nil, r.abandon(err)
 	}
 	if r.lastReplyOnlyText != "" {

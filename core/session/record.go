@@ -113,7 +113,9 @@ type record struct {
 	// DelegationFailures are the agent's failed delegation calls not yet recovered by a later
 	// success (02 §8.4 item 5); Batches numbers the delegation batches that recorded them.
 	DelegationFailures []*delegationFailure `json:"delegationFailures,omitempty"`
-	Batches            int                  `json:"batches,omitempty"`
+	// StepFailure is a failure of the step in progress (a terminal governance block)
+	// carried across a yield while its delegation calls are still owed.
+	StepFailure string `json:"stepFailure,omitempty"`
 }
 
 // TurnError is why a turn's last attempt stopped without settling (a model or store

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
@@ -69,6 +70,7 @@ type run struct {
 	slotsState                 // the bound on in-flight children (delegations)
 	opening      string        // a child's opening note, written instead of a person's message
 	inheritOnce  sync.Once
+	childDriven  atomic.Bool        // a child was driven in this call (the past-deadline progress step)
 	inherited    []kernel.Inherited // the ancestors' workflow-wide denials (a child)
 }
 
@@ -335,7 +337,7 @@ func (r *run) turn(in SendInput, seeds map[string]any) (*Outcome, error) {
 		}
 	}
 	// 11. turn reset (a new turn abandons pending delegations, 02 §3.7)
-	r.abandonDispatches()
+	r.closeOpenCalls()
 	r.rec.DelegationFailures = nil
 	r.rec.Rejected, r.rec.Exit, r.rec.StateTurns = "", nil, nil
 	r.rec.Park, r.rec.ParkCounts, r.rec.PendingEvidence = nil, nil, nil
