@@ -265,8 +265,10 @@ func TestChildrenWaitingForASlotDoNotStepPastTheDeadline(t *testing.T) {
 	past.Store(0)
 	out, _, err = h.engine().Continue(ctx, "wv", out.TurnID)
 	must(t, err)
-	if out.Kind != KindRunning || past.Load() != 1 {
-		t.Errorf("continuation %s with %d child steps past the deadline, want running and 1", out.Kind, past.Load())
+	// one child is driven (a fresh one only commits its opening, a started one takes its one
+	// step), the others wait: at most one model call past the deadline
+	if out.Kind != KindRunning || past.Load() > 1 {
+		t.Errorf("continuation %s with %d child steps past the deadline, want running and at most 1", out.Kind, past.Load())
 	}
 	h.queue(says("All three fine."))
 	for out.Kind == KindRunning {
