@@ -298,25 +298,11 @@ func (r *run) decideDelegated(d Decision) (*Outcome, error) {
 	return r.resumeThrough(&resumeMark{ChildParkID: park.Delegation.ChildParkID, To: to, Comment: strings.TrimSpace(d.Comment)})
 }
 
-// deliverDelegated routes a delivery on a delegated input park to the child (02 §3.7): its
-// files are placed in the child's workspace first and travel as the variables' paths.
-func (r *run) deliverDelegated(d Delivery) (*Outcome, error) {
+// deliverDelegated routes a checked delivery on a delegated input park to the child (02
+// §3.7): its files are placed in the child's workspace first and travel as the variables'
+// paths.
+func (r *run) deliverDelegated(d Delivery, trigger string) (*Outcome, error) {
 	park := r.rec.Park
-	trigger := strings.TrimSpace(d.Trigger)
-	if trigger == "" {
-		return nil, &MissingDeliveryTriggerError{SessionID: r.id}
-	}
-	source := fmt.Sprintf("delivered to session '%s'", r.id)
-	for _, k := range slices.Sorted(maps.Keys(d.Variables)) {
-		if err := spec.CheckVariableName(k, source); err != nil {
-			return nil, err
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(d.Files)) {
-		if err := checkTurnFile(k, d.Files[k], d.Variables); err != nil {
-			return nil, err
-		}
-	}
 	vars := maps.Clone(d.Variables)
 	if vars == nil {
 		vars = map[string]any{}
@@ -329,14 +315,7 @@ func (r *run) deliverDelegated(d Delivery) (*Outcome, error) {
 		}
 		vars[k] = p
 	}
-	r.rec.Calls++
 	r.disposition = DispositionDeliver
-	if d.ID != "" {
-		r.rec.DeliveryIDs = append(r.rec.DeliveryIDs, d.ID)
-		if n := len(r.rec.DeliveryIDs); n > MaxDeliveryIDs {
-			r.rec.DeliveryIDs = r.rec.DeliveryIDs[n-MaxDeliveryIDs:]
-		}
-	}
 	r.emit(events.Delivered, map[string]any{"state": park.Delegation.State, "trigger": trigger, "to": park.Delegation.State, "sessionId": r.id})
 	if r.e.cfg.Scheduler != nil && park.Input != nil && park.Input.ResumeAt != "" {
 		_ = r.e.cfg.Scheduler.Cancel(context.WithoutCancel(r.ctx), r.id, park.ParkID)

@@ -286,9 +286,6 @@ func (r *run) deliver(d Delivery) (*Outcome, error) {
 	if d.ParkID != "" && d.ParkID != park.ParkID {
 		return nil, &ParkNotLiveError{SessionID: r.id, ParkID: d.ParkID, LiveParkID: park.ParkID}
 	}
-	if park.Delegation != nil {
-		return r.deliverDelegated(d)
-	}
 	trigger := strings.TrimSpace(d.Trigger)
 	if trigger == "" {
 		return nil, &MissingDeliveryTriggerError{SessionID: r.id}
@@ -310,6 +307,9 @@ func (r *run) deliver(d Delivery) (*Outcome, error) {
 		if n := len(r.rec.DeliveryIDs); n > MaxDeliveryIDs {
 			r.rec.DeliveryIDs = r.rec.DeliveryIDs[n-MaxDeliveryIDs:]
 		}
+	}
+	if park.Delegation != nil {
+		return r.deliverDelegated(d, trigger)
 	}
 	state := park.Input.State
 	vars := maps.Clone(d.Variables)

@@ -40,31 +40,7 @@ func TestTurnContinuesAcrossLambdaInvocations(t *testing.T) {
 	// no step starts in the last 300 ms of a 1 s invocation, so one invocation makes at most
 	// 7 of the 11 model calls of 100 ms each
 	const timeout = time.Second
-	fake := lambdafake.New(lambdafake.WithTimeout(timeout), lambdafake.WithRetryDelays(100*time.Millisecond))
-	t.Cleanup(fake.Close)
-	lambdaAPI := httptest.NewServer(fake)
-	t.Cleanup(lambdaAPI.Close)
-	s.env[assembly.EnvLambdaEndpoint] = lambdaAPI.URL
-	s.env["AWS_LAMBDA_FUNCTION_NAME"] = turnFunction
-	s.env[assembly.EnvModelTimeout] = "200ms"
-	s.env[assembly.EnvContinueMargin] = "100ms"
-
-	// the turn function as its main builds it, serving API Gateway and its own events
-	a, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !a.Runner.Async() {
-		t.Fatal("AWS_LAMBDA_FUNCTION_NAME did not give the assembly a continuation starter")
-	}
-	fn := starts.New(a.Engines, a.Runner, nil, nil)
-	fake.Register(turnFunction, func(ctx context.Context, payload []byte) ([]byte, error) {
-		out, err := fn.Handle(ctx, payload)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(out)
-	})
+	fake, fn := continuingTurnFunction(t, s, timeout)
 
 	// API Gateway's invocation of the function (the HTTP start): it answers after the opening
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -119,7 +95,7 @@ func TestTurnContinuesAcrossLambdaInvocations(t *testing.T) {
 	}
 
 	// Lambda or a retry delivers one continuation again: nothing changes
-	lc := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(lambdaAPI.URL),
+	lc := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.env[assembly.EnvLambdaEndpoint]),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	if _, err := lc.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String(turnFunction),
 		InvocationType: types.InvocationTypeEvent, Payload: invs[0].Payload}); err != nil {
@@ -182,24 +158,7 @@ func TestDecisionIsAcceptedAndContinued(t *testing.T) {
 	var modelCalls atomic.Int64
 	s.onModelCall(func() { modelCalls.Add(1) })
 
-	fake := lambdafake.New(lambdafake.WithTimeout(10*time.Second), lambdafake.WithRetryDelays(100*time.Millisecond))
-	t.Cleanup(fake.Close)
-	lambdaAPI := httptest.NewServer(fake)
-	t.Cleanup(lambdaAPI.Close)
-	s.env[assembly.EnvLambdaEndpoint] = lambdaAPI.URL
-	s.env["AWS_LAMBDA_FUNCTION_NAME"] = "archmax-decide"
-	a, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decide := httpapi.New(a.Engines, a.Runner, nil)
-	fake.Register("archmax-decide", func(ctx context.Context, payload []byte) ([]byte, error) {
-		out, err := decide.HandleOrEvent(ctx, payload, "decide", nil)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(out)
-	})
+	fake, decide := continuingDecideFunction(t, s)
 
 	ans := call(t, decide, decisionReq(id, jsonText(t, map[string]string{"to": "publish", "parkId": parked.parkID()})))
 	if ans.status != http.StatusAccepted || ans.body["kind"] != "running" || ans.body["state"] != "publish" || ans.body["disposition"] != "decide" {
@@ -224,4 +183,60 @@ func TestDecisionIsAcceptedAndContinued(t *testing.T) {
 	if again.status != http.StatusConflict {
 		t.Errorf("the same decision again = %d %v, want 409", again.status, again.body)
 	}
+}
+
+// lambdaAssembly points the stack's functions at a Lambda fake of the given invocation
+// timeout as their continuation starter, named function, and assembles them as their main
+// does (assembly.FromEnv).
+func lambdaAssembly(t *testing.T, s *stack, function string, timeout time.Duration) (*lambdafake.Fake, *assembly.Assembly) {
+	t.Helper()
+	fake := lambdafake.New(lambdafake.WithTimeout(timeout), lambdafake.WithRetryDelays(100*time.Millisecond))
+	t.Cleanup(fake.Close)
+	lambdaAPI := httptest.NewServer(fake)
+	t.Cleanup(lambdaAPI.Close)
+	s.env[assembly.EnvLambdaEndpoint] = lambdaAPI.URL
+	s.env["AWS_LAMBDA_FUNCTION_NAME"] = function
+	a, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Runner.Async() {
+		t.Fatal("AWS_LAMBDA_FUNCTION_NAME did not give the assembly a continuation starter")
+	}
+	return fake, a
+}
+
+// continuingTurnFunction is the turn function as its main builds it, in invocations of
+// timeout with a 200 ms model timeout and a 100 ms margin, serving API Gateway and its own
+// continuation events through the Lambda fake.
+func continuingTurnFunction(t *testing.T, s *stack, timeout time.Duration) (*lambdafake.Fake, *starts.Handler) {
+	t.Helper()
+	s.env[assembly.EnvModelTimeout] = "200ms"
+	s.env[assembly.EnvContinueMargin] = "100ms"
+	fake, a := lambdaAssembly(t, s, turnFunction, timeout)
+	fn := starts.New(a.Engines, a.Runner, nil, nil)
+	fake.Register(turnFunction, func(ctx context.Context, payload []byte) ([]byte, error) {
+		out, err := fn.Handle(ctx, payload)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	})
+	return fake, fn
+}
+
+// continuingDecideFunction is the decide function as its main builds it (10 s invocations),
+// serving API Gateway and its own continuation events through the Lambda fake.
+func continuingDecideFunction(t *testing.T, s *stack) (*lambdafake.Fake, *httpapi.Handler) {
+	t.Helper()
+	fake, a := lambdaAssembly(t, s, "archmax-decide", 10*time.Second)
+	decide := httpapi.New(a.Engines, a.Runner, nil)
+	fake.Register("archmax-decide", func(ctx context.Context, payload []byte) ([]byte, error) {
+		out, err := decide.HandleOrEvent(ctx, payload, "decide", nil)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	})
+	return fake, decide
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,7 +25,6 @@ import (
 	"github.com/archmax-ai/archmax/functions/handlers/assembly"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
-	"github.com/archmax-ai/archmax/functions/handlers/starts"
 	"github.com/archmax-ai/archmax/local/lambdafake"
 )
 
@@ -497,29 +495,7 @@ func TestDelegatedChildContinuesAcrossLambdaInvocations(t *testing.T) {
 	var modelCalls atomic.Int64
 	s.onModelCall(func() { modelCalls.Add(1); time.Sleep(100 * time.Millisecond) })
 
-	fake := lambdafake.New(lambdafake.WithTimeout(time.Second), lambdafake.WithRetryDelays(100*time.Millisecond))
-	t.Cleanup(fake.Close)
-	lambdaAPI := httptest.NewServer(fake)
-	t.Cleanup(lambdaAPI.Close)
-	s.env[assembly.EnvLambdaEndpoint] = lambdaAPI.URL
-	s.env["AWS_LAMBDA_FUNCTION_NAME"] = turnFunction
-	s.env[assembly.EnvModelTimeout] = "200ms"
-	s.env[assembly.EnvContinueMargin] = "100ms"
-	a, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !a.Runner.Async() {
-		t.Fatal("AWS_LAMBDA_FUNCTION_NAME did not give the assembly a continuation starter")
-	}
-	fn := starts.New(a.Engines, a.Runner, nil, nil)
-	fake.Register(turnFunction, func(ctx context.Context, payload []byte) ([]byte, error) {
-		out, err := fn.Handle(ctx, payload)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(out)
-	})
+	fake, fn := continuingTurnFunction(t, s, time.Second)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -607,7 +583,7 @@ func TestDelegatedChildContinuesAcrossLambdaInvocations(t *testing.T) {
 	}
 
 	// a duplicated continuation changes nothing
-	lc := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(lambdaAPI.URL),
+	lc := lambda.New(lambda.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.env[assembly.EnvLambdaEndpoint]),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	if _, err := lc.Invoke(context.Background(), &lambda.InvokeInput{FunctionName: aws.String(turnFunction),
 		InvocationType: lambdatypes.InvocationTypeEvent, Payload: invs[0].Payload}); err != nil {
@@ -677,24 +653,7 @@ func TestDelegatedDecisionIsAcceptedAndContinued(t *testing.T) {
 	var modelCalls atomic.Int64
 	s.onModelCall(func() { modelCalls.Add(1) })
 
-	fake := lambdafake.New(lambdafake.WithTimeout(10*time.Second), lambdafake.WithRetryDelays(100*time.Millisecond))
-	t.Cleanup(fake.Close)
-	lambdaAPI := httptest.NewServer(fake)
-	t.Cleanup(lambdaAPI.Close)
-	s.env[assembly.EnvLambdaEndpoint] = lambdaAPI.URL
-	s.env["AWS_LAMBDA_FUNCTION_NAME"] = "archmax-decide"
-	asm, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decide := httpapi.New(asm.Engines, asm.Runner, nil)
-	fake.Register("archmax-decide", func(ctx context.Context, payload []byte) ([]byte, error) {
-		out, err := decide.HandleOrEvent(ctx, payload, "decide", nil)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(out)
-	})
+	fake, decide := continuingDecideFunction(t, s)
 
 	ans := call(t, decide, decisionReq(id, jsonText(t, map[string]string{"to": "badge-granted", "parkId": a.parkID()})))
 	if ans.status != http.StatusAccepted || ans.body["kind"] != "running" || ans.body["disposition"] != "decide" {
