@@ -43,23 +43,7 @@ func TestTurnContinuesAcrossLambdaInvocations(t *testing.T) {
 	fake, fn := continuingTurnFunction(t, s, timeout)
 
 	// API Gateway's invocation of the function (the HTTP start): it answers after the opening
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	raw, _ := json.Marshal(startReq("parcel", `{"message":"work through the ten steps"}`))
-	out, err := fn.Handle(ctx, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, ok := out.(events.APIGatewayV2HTTPResponse)
-	if !ok {
-		t.Fatalf("the turn function answered an HTTP request with %T", out)
-	}
-	started := decodeAnswer(t, resp)
-	id, _ := started.body["sessionId"].(string)
-	turn, _ := started.body["turnId"].(string)
-	if started.status != http.StatusAccepted || started.body["kind"] != "running" || id == "" || turn == "" {
-		t.Fatalf("start = %d %v, want 202 running", started.status, started.body)
-	}
+	id, turn := startRunning(t, fn, "parcel", `{"message":"work through the ten steps"}`)
 
 	wait, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
@@ -239,4 +223,28 @@ func continuingDecideFunction(t *testing.T, s *stack) (*lambdafake.Fake, *httpap
 		return json.Marshal(out)
 	})
 	return fake, decide
+}
+
+// startRunning sends API Gateway's start request for workflow to the turn function and
+// checks it is answered 202 running; it returns the session and turn ids.
+func startRunning(t *testing.T, fn *starts.Handler, workflow, body string) (id, turn string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	raw, _ := json.Marshal(startReq(workflow, body))
+	out, err := fn.Handle(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, ok := out.(events.APIGatewayV2HTTPResponse)
+	if !ok {
+		t.Fatalf("the turn function answered an HTTP request with %T", out)
+	}
+	started := decodeAnswer(t, resp)
+	id, _ = started.body["sessionId"].(string)
+	turn, _ = started.body["turnId"].(string)
+	if started.status != http.StatusAccepted || started.body["kind"] != "running" || id == "" || turn == "" {
+		t.Fatalf("start = %d %v, want 202 running", started.status, started.body)
+	}
+	return id, turn
 }

@@ -497,23 +497,7 @@ func TestDelegatedChildContinuesAcrossLambdaInvocations(t *testing.T) {
 
 	fake, fn := continuingTurnFunction(t, s, time.Second)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	raw, _ := json.Marshal(startReq("badge-desk", jsonText(t, map[string]string{"message": danaMessage})))
-	out, err := fn.Handle(ctx, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, ok := out.(events.APIGatewayV2HTTPResponse)
-	if !ok {
-		t.Fatalf("the turn function answered an HTTP request with %T", out)
-	}
-	started := decodeAnswer(t, resp)
-	id, _ := started.body["sessionId"].(string)
-	turn, _ := started.body["turnId"].(string)
-	if started.status != http.StatusAccepted || started.body["kind"] != "running" || id == "" || turn == "" {
-		t.Fatalf("start = %d %v, want 202 running", started.status, started.body)
-	}
+	id, turn := startRunning(t, fn, "badge-desk", jsonText(t, map[string]string{"message": danaMessage}))
 	child := id + "~1"
 
 	wait, stop := context.WithTimeout(context.Background(), 30*time.Second)
