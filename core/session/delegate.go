@@ -47,6 +47,9 @@ type DelegatedPark struct {
 	ToolCallID  string `json:"toolCallId,omitempty"` // the delegation call in the parent's transcript
 	State       string `json:"state"`                // the calling (parent) state
 	ChildParkID string `json:"childParkId"`          // the child's own live park
+	// Inner is the child's own delegated park when the decision or input belongs to a
+	// sub-workflow further down (a park presented through several levels).
+	Inner *DelegatedPark `json:"inner,omitempty"`
 }
 
 // childScope is a child session's place in its delegation chain.
@@ -167,8 +170,9 @@ func (r *run) prepareDelegation(st *spec.State, origin kernel.Origin, callID, to
 	n := r.nextChild()
 	d := &delegation{childID: spec.ChildSessionID(r.id, n), origin: origin, chain: chain,
 		mark: &dispatchMark{N: n, Workflow: slug, State: st.Slug, ToolCallID: callID, StartedAt: r.e.cfg.Clock().UnixMilli()}}
-	r.emitDispatchStart(d, depth)
 	refuse := func(text string) (*delegation, string) {
+		// a refused dispatch creates no child: its events carry no child id
+		r.emitDispatchStart(d, depth, false)
 		r.emitDispatchResult(d, "error", text, nil, true)
 		return nil, text
 	}
@@ -214,11 +218,21 @@ func (r *run) prepareDelegation(st *spec.State, origin kernel.Origin, callID, to
 	if len(missing) > 0 {
 		return refuse(delegationMissingParams(slug, missing))
 	}
-	// an argument is seeded as a variable: its name must be one, and a title a title
+	// an argument is seeded as a locked variable: its name must be one, a title a title, and
+	// never a return the child owes (a caller could otherwise hand itself the answer)
+	returned := map[string]bool{}
+	for _, e := range d.returns {
+		returned[e.Name] = true
+	}
+	for _, e := range requires { // a value the child requires and hands back is the caller's to give
+		delete(returned, e.Name)
+	}
 	for _, k := range slices.Sorted(maps.Keys(params)) {
 		switch {
 		case !spec.IsVariableName(k):
 			invalid = append(invalid, fmt.Sprintf("'%s' is not a variable name (lowercase letters, digits and underscores, starting with a letter)", k))
+		case returned[k] || k == returnsNoteName:
+			invalid = append(invalid, fmt.Sprintf("'%s' is a return of '%s': the sub-workflow sets it, a caller cannot supply it", k, slug))
 		case k == spec.TitleVariable:
 			if detail := spec.TitleWriteError(params[k]); detail != "" {
 				invalid = append(invalid, "'title' "+strings.TrimSuffix(detail, "."))
@@ -235,6 +249,7 @@ func (r *run) prepareDelegation(st *spec.State, origin kernel.Origin, callID, to
 		}
 		d.files = files
 	}
+	r.emitDispatchStart(d, depth, d.mock == nil)
 	return d, ""
 }
 
@@ -345,10 +360,15 @@ func (r *run) delegationFiles(slug string, requires []spec.SignatureEntry, param
 	return files, ""
 }
 
-func (r *run) emitDispatchStart(d *delegation, depth int) {
+// emitDispatchStart emits sub-workflow-start (02 §8.4); child says whether a child session
+// is created (the envelope's sessionId is the emitting session: the child's id has its own
+// key, childSessionId).
+func (r *run) emitDispatchStart(d *delegation, depth int, child bool) {
 	m := d.mark
-	// the envelope's sessionId is the emitting (parent) session: the child's id has its own key
-	data := map[string]any{"state": m.State, "workflow": m.Workflow, "dispatchId": d.dispatchID(), "depth": depth, "childSessionId": d.childID}
+	data := map[string]any{"state": m.State, "workflow": m.Workflow, "dispatchId": d.dispatchID(), "depth": depth}
+	if child {
+		data["childSessionId"] = d.childID
+	}
 	if m.ToolCallID != "" {
 		data["toolCallId"] = m.ToolCallID
 	}
@@ -361,10 +381,12 @@ func (r *run) emitDispatchStart(d *delegation, depth int) {
 // emitDispatchResult emits sub-workflow-result (02 §8.4): returns are names, never values.
 func (r *run) emitDispatchResult(d *delegation, status, reason string, returns []string, refused bool) {
 	m := d.mark
-	data := map[string]any{"state": m.State, "workflow": m.Workflow, "dispatchId": d.dispatchID(), "status": status, "durationMs": int64(0),
-		"childSessionId": d.childID}
+	data := map[string]any{"state": m.State, "workflow": m.Workflow, "dispatchId": d.dispatchID(), "status": status, "durationMs": int64(0)}
 	if !refused {
 		data["durationMs"] = max(int64(0), r.e.cfg.Clock().UnixMilli()-m.StartedAt)
+		if d.mock == nil {
+			data["childSessionId"] = d.childID
+		}
 	}
 	if m.ToolCallID != "" {
 		data["toolCallId"] = m.ToolCallID
@@ -486,12 +508,15 @@ func (r *run) finishDelegation(d *delegation, canPark bool) dispatchAnswer {
 			if canPark {
 				text = delegationUnsettled(wf, out.State, out.Status)
 			}
+			// nothing can ever resume it (a child is driven only by its caller): it ends here
+			// rather than wait for ever [decision D8-18]
+			d.sib.rejectChild(r.ctx, d.childID, childCannotWait)
 			return dispatchAnswer{text: text, isErr: true}
 		}
 		q := &queuedDelegation{Park: out.Pending, Rolled: m.Rolled,
 			Delegation: DelegatedPark{Workflow: wf, SessionID: d.childID, Identity: m.N, DispatchID: d.dispatchID(),
-				ToolCallID: m.ToolCallID, State: m.State, ChildParkID: out.Pending.ParkID}}
-		return dispatchAnswer{text: delegationAgentParked(wf, out.Pending.State()), isErr: true, parked: true, queued: q}
+				ToolCallID: m.ToolCallID, State: m.State, ChildParkID: out.Pending.ParkID, Inner: out.Pending.Delegation}}
+		return dispatchAnswer{text: delegationAgentParked(wf, out.Pending), isErr: true, parked: true, queued: q}
 	}
 	text, failure, names := r.childAnswer(d, out)
 	return r.settleDispatch(d, text, failure, names)
@@ -937,26 +962,40 @@ func (r *run) closeOpenCalls() {
 	r.rec.Dispatches, r.rec.Delegations, r.rec.StepFailure = nil, nil, ""
 }
 
-// childAbandoned is the rejection of a child its caller stopped waiting for.
-const childAbandoned = "Abandoned by its caller: the call that started it ended before it finished."
+// childAbandoned is the rejection of a child its caller stopped waiting for;
+// childCannotWait of one that parked under a caller that cannot wait (a script).
+const (
+	childAbandoned  = "Abandoned by its caller: the call that started it ended before it finished."
+	childCannotWait = "Abandoned by its caller: it stopped for a person, and a script cannot wait for one."
+)
 
-// rejectChild settles a running child rejected with reason (a child its caller abandoned),
-// so it is never left running with nothing to carry it on; it returns the child's outcome,
-// nil when the child was not running or could not be reached. It runs even when ctx is
-// cancelled (bounded to 10 s).
+// rejectChild settles a running or parked child rejected with reason (a child its caller
+// abandoned), so it is never left waiting with nothing able to carry it on — its own
+// children with it; it returns the child's outcome, nil when the child had settled or could
+// not be reached. It runs even when ctx is cancelled (bounded to 10 s).
 func (e *Engine) rejectChild(ctx context.Context, id, reason string) *Outcome {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	out, err := e.withSessionOf(childContext(cctx), id, false, func(r *run) (*Outcome, error) {
-		if r.isNew || r.rec.Status != StatusRunning {
+		if r.isNew || IsFinished(r.rec.Status) {
 			return nil, nil
 		}
-		for _, m := range r.rec.Dispatches { // its own children go with it
-			if sib, err := r.e.sibling(r.ctx, m.Workflow); err == nil {
-				sib.rejectChild(r.ctx, spec.ChildSessionID(r.id, m.N), reason)
+		var below []DelegatedPark
+		for _, m := range r.rec.Dispatches {
+			below = append(below, DelegatedPark{Workflow: m.Workflow, Identity: m.N})
+		}
+		for _, q := range r.rec.Delegations {
+			below = append(below, q.Delegation)
+		}
+		for _, c := range below {
+			if sib, err := r.e.sibling(r.ctx, c.Workflow); err == nil {
+				sib.rejectChild(r.ctx, spec.ChildSessionID(r.id, c.Identity), reason)
 			}
 		}
-		r.rec.Dispatches, r.rec.Delegations = nil, nil
+		if r.rec.Park != nil && r.rec.Park.Input != nil && r.rec.Park.Input.ResumeAt != "" && r.e.cfg.Scheduler != nil {
+			_ = r.e.cfg.Scheduler.Cancel(r.ctx, r.id, r.rec.Park.ParkID)
+		}
+		r.rec.Dispatches, r.rec.Delegations, r.rec.Park = nil, nil, nil
 		r.answerOpenCalls()
 		return r.settle(settlement{status: StatusRejected, reason: reason})
 	})

@@ -30,10 +30,10 @@ func msTime(ms int64) time.Time { return time.UnixMilli(ms) }
 // ChildSessionError: a write addressed to a sub-workflow child session (spec 02 §3.7: the host
 // keeps addressing the parent; a decision or delivery on the parent is routed to the child).
 // HTTP 409.
-type ChildSessionError struct{ SessionID, ParentID string }
+type ChildSessionError struct{ SessionID, ParentID, RootID string }
 
 func (e *ChildSessionError) Error() string {
-	return fmt.Sprintf("Session '%s' is a sub-workflow child of '%s': it is driven by its parent. Address '%s' instead.", e.SessionID, e.ParentID, e.ParentID)
+	return fmt.Sprintf("Session '%s' is a sub-workflow child of '%s': it is driven through its root session. Address '%s' instead.", e.SessionID, e.ParentID, e.RootID)
 }
 
 // Name returns the error name.
@@ -42,7 +42,7 @@ func (e *ChildSessionError) Name() string { return "ChildSessionError" }
 // refuseChild returns *ChildSessionError for a child session id.
 func refuseChild(id string) error {
 	if parent, ok := spec.ParentSessionIDOf(id); ok {
-		return &ChildSessionError{SessionID: id, ParentID: parent}
+		return &ChildSessionError{SessionID: id, ParentID: parent, RootID: spec.RootSessionIDOf(id)}
 	}
 	return nil
 }
@@ -206,7 +206,7 @@ func (r *run) presentDelegation(st *spec.State) (stepResult, error) {
 	q := r.rec.Delegations[0]
 	dp := q.Delegation
 	p := &Park{ParkID: newParkID(), Channel: q.Park.Channel, Delegation: &dp}
-	label := fmt.Sprintf("'%s' of the sub-workflow '%s'", q.Park.State(), dp.Workflow) // the child's own parked state
+	label := delegatedParkLabel(q.Park, &dp)
 	situation, reason := handoffFresh, ""
 	if q.Park.Decision != nil {
 		dec := *q.Park.Decision
@@ -242,6 +242,22 @@ func (r *run) presentDelegation(st *spec.State) (stepResult, error) {
 	return stepResult{settled: &settlement{status: r.rec.Status}}, nil
 }
 
+// delegatedParkLabel names where a delegated park waits: the parked state of the innermost
+// sub-workflow ("'<state>' of the sub-workflow '<wf>'").
+func delegatedParkLabel(p *Park, dp *DelegatedPark) string {
+	for dp.Inner != nil {
+		dp = dp.Inner
+	}
+	state := ""
+	switch {
+	case p.Decision != nil:
+		state = p.Decision.State
+	case p.Input != nil:
+		state = p.Input.State
+	}
+	return fmt.Sprintf("'%s' of the sub-workflow '%s'", state, dp.Workflow)
+}
+
 // scheduleWake arranges the wake of a committed input park with a resumeAt. Only a root
 // session schedules: a child's park is woken through the parent that presents it.
 func (r *run) scheduleWake() {
@@ -262,20 +278,13 @@ func (r *run) scheduleWake() {
 func (r *run) decideDelegated(d Decision) (*Outcome, error) {
 	park := r.rec.Park
 	to := strings.TrimSpace(d.To)
-	var valid []string
-	ok := false
-	for _, t := range park.Decision.Transitions {
-		if t.To == park.Decision.State {
-			continue
-		}
-		valid = append(valid, t.To)
-		ok = ok || t.To == to
+	// the child decides against its spec as it is now: the same check, there, before anything
+	// is written (the innermost child's, for a park presented through several levels)
+	innermost := park.Delegation
+	for innermost.Inner != nil {
+		innermost = innermost.Inner
 	}
-	if !ok {
-		return nil, &InvalidDecisionTargetError{SessionID: r.id, Target: to, ValidTargets: valid}
-	}
-	// the child decides against its current spec: check there before anything is written
-	sib, err := r.e.sibling(r.ctx, park.Delegation.Workflow)
+	sib, err := r.e.sibling(r.ctx, innermost.Workflow)
 	if err != nil {
 		return nil, err
 	}
@@ -283,13 +292,7 @@ func (r *run) decideDelegated(d Decision) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cst := wf.spec.State(park.Decision.State); cst != nil && (wf.spec.State(to) == nil || cst.TransitionTo(to) == nil) {
-		valid = nil
-		for _, t := range cst.Transitions {
-			if t.To != cst.Slug {
-				valid = append(valid, t.To)
-			}
-		}
+	if valid, chosen := decisionTargets(park.Decision, wf.spec, to); chosen == nil {
 		return nil, &InvalidDecisionTargetError{SessionID: r.id, Target: to, ValidTargets: valid}
 	}
 	r.rec.Calls++
@@ -316,6 +319,11 @@ func (r *run) deliverDelegated(d Delivery, trigger string) (*Outcome, error) {
 		vars[k] = p
 	}
 	r.disposition = DispositionDeliver
+	if msg := strings.TrimSpace(d.Message); msg != "" {
+		// the person spoke to this session: its transcript keeps what they said
+		r.emit(events.ParkMessage, map[string]any{"state": park.Delegation.State, "sessionId": r.id, "direction": "inbound", "text": msg})
+		r.appendMessage(transcript.Message{Role: transcript.RoleUser, Text: msg, State: park.Delegation.State})
+	}
 	r.emit(events.Delivered, map[string]any{"state": park.Delegation.State, "trigger": trigger, "to": park.Delegation.State, "sessionId": r.id})
 	if r.e.cfg.Scheduler != nil && park.Input != nil && park.Input.ResumeAt != "" {
 		_ = r.e.cfg.Scheduler.Cancel(context.WithoutCancel(r.ctx), r.id, park.ParkID)
@@ -451,7 +459,7 @@ func (r *run) resumedStep(marks []*dispatchMark) (stepResult, error) {
 			r.emitDispatchResult(d, "parked", "", nil, false)
 			again = append(again, &queuedDelegation{Park: out.Pending, Rolled: m.Rolled,
 				Delegation: DelegatedPark{Workflow: m.Workflow, SessionID: d.childID, Identity: m.N, DispatchID: d.dispatchID(),
-					ToolCallID: m.ToolCallID, State: m.State, ChildParkID: out.Pending.ParkID}})
+					ToolCallID: m.ToolCallID, State: m.State, ChildParkID: out.Pending.ParkID, Inner: out.Pending.Delegation}})
 			continue
 		}
 		r.dropMark(m)

@@ -92,7 +92,8 @@ func TestDelegatedDecisionCheckedAgainstTheChildsCurrentSpec(t *testing.T) {
 	must(t, h.authored.Write(context.Background(), "workflows/review-item/workflow.yaml", []byte(strings.ReplaceAll(reviewItemFlow, "accepted", "approved"))))
 	_, err := h.engine().Decide(context.Background(), "w", Decision{To: "accepted", ParkID: out.Pending.ParkID})
 	var bad *InvalidDecisionTargetError
-	if !errors.As(err, &bad) || strings.Join(bad.ValidTargets, ",") != "approved,prepare" {
+	// the park's own transitions that the child's spec still declares: what the child accepts
+	if !errors.As(err, &bad) || strings.Join(bad.ValidTargets, ",") != "prepare" || bad.SessionID != "w" {
 		t.Fatalf("Decide: %v", err)
 	}
 	if s := h.summary("w"); s.Status != StatusAwaitingDecision || s.Pending == nil || s.Pending.ParkID != out.Pending.ParkID {
@@ -293,5 +294,51 @@ func TestSeqIncreasesAcrossChildren(t *testing.T) {
 			t.Fatalf("seq %d (%s of %s) after %d", e.Seq, e.Type, e.SessionID, last)
 		}
 		last = e.Seq
+	}
+}
+
+// A park presented through two levels (root → mid → review-item's human state): the root's
+// delegation names mid and, inside it, the child that holds the decision; the decision sent
+// to the root reaches it; a write to the grandchild names the root to address.
+func TestNestedDelegatedParkIsDecidedThroughTheRoot(t *testing.T) {
+	h := delegateHarness(t)
+	mid := "states:\n  relay:\n    triggers:\n      manual:\n    instructions: Relay.\n    tools:\n      allow: [archmax_workflow_review-item]\n"
+	must(t, h.authored.Write(context.Background(), "workflows/mid/workflow.yaml", []byte(mid)))
+	must(t, h.authored.Write(context.Background(), "workflows/wf/workflow.yaml", []byte(strings.Replace(delegateFlow, "archmax_workflow_wf,", "archmax_workflow_wf, archmax_workflow_mid,", 1))))
+	h.script(calls("", delegateCall("mid", nil)), says("With a reviewer, two levels down."))
+	h.child("nr~1", calls("", delegateCall("review-item", map[string]any{"item": "A"})), says("Waiting on review."))
+	h.child("nr~1~1", calls("", advance("approve", "ready")), says("Handed over."))
+	out := h.send("nr", "go", nil)
+	dp := out.Delegation
+	if out.Kind != KindParked || dp == nil || dp.SessionID != "nr~1" || dp.Inner == nil || dp.Inner.SessionID != "nr~1~1" || out.Pending.Decision.State != "approve" {
+		t.Fatalf("%s %+v", out.Kind, dp)
+	}
+	if m := toolMessage(t, out, "archmax_workflow_mid", 0); !strings.Contains(m.Text, "stopped for a person at 'approve'") {
+		t.Errorf("answer %q", m.Text)
+	}
+	_, err := h.engine().Decide(context.Background(), "nr~1~1", Decision{To: "accepted"})
+	var child *ChildSessionError
+	if !errors.As(err, &child) || child.RootID != "nr" || !strings.Contains(err.Error(), "Address 'nr' instead") {
+		t.Errorf("a decision on the grandchild: %v", err)
+	}
+	h.child("nr~1~1", says("Accepted."))
+	h.child("nr~1", says("Review accepted."))
+	h.queue(says("All accepted."))
+	out2, err := h.engine().Decide(context.Background(), "nr", Decision{To: "accepted", ParkID: out.Pending.ParkID})
+	must(t, err)
+	if out2.Kind != KindCompleted || h.summary("nr~1").Status != StatusCompleted || h.summary("nr~1~1").Status != StatusCompleted {
+		t.Errorf("%s; mid %s, grandchild %s", out2.Kind, h.summary("nr~1").Status, h.summary("nr~1~1").Status)
+	}
+}
+
+// A refused dispatch creates no child: its events carry no child id.
+func TestRefusedDispatchEventsNameNoChild(t *testing.T) {
+	h := delegateHarness(t)
+	h.script(calls("", delegateCall("off", nil)), says("Could not."))
+	h.send("rf", "go", nil)
+	for _, e := range append(h.eventsOf(events.SubWorkflowStart), h.eventsOf(events.SubWorkflowResult)...) {
+		if _, ok := e.Data["childSessionId"]; ok {
+			t.Errorf("%s names a child: %v", e.Type, e.Data)
+		}
 	}
 }

@@ -242,7 +242,7 @@ func TestDelegationRefusals(t *testing.T) {
 		{"unknown-workflow", "missing", nil, "Cannot run sub-workflow 'missing': no 'workflows/missing/workflow.yaml' found."},
 		{"broken spec", "broken", nil, "Cannot run sub-workflow 'broken': "},
 		{"not-delegatable", "no-entry", nil,
-			"Cannot run sub-workflow 'no-entry': it declares no 'manual' trigger entry, so it has no state to start in. Add \"trigger: manual\" to the state a session should start in."},
+			"Cannot run sub-workflow 'no-entry': it declares no 'manual' trigger entry, so it has no state to start in. Add 'manual:' under 'triggers:' of the state a session should start in."},
 		{"cycle", "wf", nil,
 			"Refusing to run sub-workflow 'wf': it is already running in this chain (wf → wf), so the run would not terminate."},
 	} {
@@ -338,17 +338,25 @@ func TestDelegationCycleIsRefused(t *testing.T) {
 // 02 §8.4: the child's failures reach the caller as tool errors naming the child's state.
 func TestDelegationChildFailures(t *testing.T) {
 	h := delegateHarness(t)
-	h.script(calls("", delegateCall("check-item", map[string]any{"item": "A", "qty": 1}), delegateCall("check-item", map[string]any{"item": "B", "qty": 1, "verdict": 7})),
+	// relay requires the value it returns, typed on the way out only
+	must(t, h.authored.Write(context.Background(), "workflows/relay/workflow.yaml", []byte(
+		"states:\n  pass:\n    triggers:\n      manual:\n        requires: [verdict]\n        returns: [{ name: verdict, type: string }]\n    instructions: Pass it on.\n")))
+	must(t, h.authored.Write(context.Background(), "workflows/wf/workflow.yaml", []byte(strings.Replace(delegateFlow, "archmax_workflow_wf,", "archmax_workflow_wf, archmax_workflow_relay,", 1))))
+	h.script(calls("", delegateCall("check-item", map[string]any{"item": "A", "qty": 1}), delegateCall("relay", map[string]any{"verdict": 7}),
+		delegateCall("check-item", map[string]any{"item": "C", "qty": 1, "verdict": "faked"})),
 		says("One failed."))
 	h.child("f~1", calls("", call{"archmax_raise", map[string]any{"code": "not_found", "reason": "no such item"}}))
-	// an extra argument is seeded as given (locked): here it mistypes a declared return
+	// the required argument is seeded as given (locked): here it mistypes the declared return
 	h.child("f~2", says("done"))
 	out := h.send("f", "go", nil)
-	a, b := toolMessage(t, out, "archmax_workflow_check-item", 0), toolMessage(t, out, "archmax_workflow_check-item", 1)
+	a, b := toolMessage(t, out, "archmax_workflow_check-item", 0), toolMessage(t, out, "archmax_workflow_relay", 0)
+	if c := toolMessage(t, out, "archmax_workflow_check-item", 1); c.Text != "Refusing to run sub-workflow 'check-item': 'verdict' is a return of 'check-item': the sub-workflow sets it, a caller cannot supply it. Call it again with a value of the declared type." || !c.Blocked {
+		t.Errorf("a caller supplying a return: %q", c.Text)
+	}
 	if a.Text != "Sub-workflow 'check-item' failed: its agent raised 'not_found' in state 'check': no such item" || !a.Error || a.Blocked {
 		t.Errorf("raised = %q", a.Text)
 	}
-	if !strings.HasPrefix(b.Text, "Sub-workflow 'check-item' settled in state 'check' with returns its 'manual' trigger types otherwise: 'verdict' must be a string") {
+	if !strings.HasPrefix(b.Text, "Sub-workflow 'relay' settled in state 'pass' with returns its 'manual' trigger types otherwise: 'verdict' must be a string") {
 		t.Errorf("invalid-return = %q", b.Text)
 	}
 	if got := trailOf(out); got != "trigger:intake sub-workflow:intake sub-workflow:intake" || out.AuditTrail[1].Status != "error" || out.AuditTrail[2].Status != "error" {
@@ -504,8 +512,9 @@ JSON.stringify({ s: settled.map((r) => r.status === "fulfilled" ? JSON.parse(r.v
 	if p := peak.Load(); p != 4 {
 		t.Errorf("peak in-flight children = %d, want 4 (concurrent, bounded)", p)
 	}
-	if s := h.summary("fan~6"); s.Status != StatusAwaitingDecision {
-		t.Errorf("the script's parked child is %s", s.Status)
+	// nothing could ever resume it: it is settled, not left waiting (D8-18)
+	if s := h.summary("fan~6"); s.Status != StatusRejected || s.Rejected != childCannotWait {
+		t.Errorf("the script's parked child is %s %q", s.Status, s.Rejected)
 	}
 	if n := strings.Count(trailOf(out), "sub-workflow:intake"); n != 5 {
 		t.Errorf("trail %s: %d sub-workflow steps, want 5 (the parked one adds none)", trailOf(out), n)
@@ -771,6 +780,13 @@ func TestDelegatedInputParkRoutesTheDelivery(t *testing.T) {
 	h.script(says("Twelve in stock."))
 	out2, err := h.engine().Deliver(context.Background(), "w", Delivery{Trigger: "stock-report", Variables: map[string]any{"count": 12}, Message: "here"})
 	must(t, err)
+	said := false
+	for _, m := range out2.Messages {
+		said = said || (m.Role == transcript.RoleUser && m.Text == "here")
+	}
+	if !said {
+		t.Error("the person's message is not in the parent's transcript")
+	}
 	if out2.Kind != KindCompleted || h.summary("w~1").Variables["count"].Value != float64(12) {
 		t.Fatalf("%s, child vars %+v", out2.Kind, h.summary("w~1").Variables)
 	}

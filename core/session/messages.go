@@ -325,7 +325,7 @@ func delegationUnknown(wf, detail string) string {
 }
 
 func delegationNoManual(wf string) string {
-	return fmt.Sprintf("Cannot run sub-workflow '%s': it declares no 'manual' trigger entry, so it has no state to start in. Add \"trigger: manual\" to the state a session should start in.", wf)
+	return fmt.Sprintf("Cannot run sub-workflow '%s': it declares no 'manual' trigger entry, so it has no state to start in. Add 'manual:' under 'triggers:' of the state a session should start in.", wf)
 }
 
 func delegationDisabled(wf string) string {
@@ -384,9 +384,17 @@ func delegationScriptParked(wf string) string {
 }
 
 // delegationAgentParked answers an agent's delegation call whose child parked (02 §3.7: the
-// call settles with an error status and the parent parks with the child) [decision D8-4].
-func delegationAgentParked(wf, state string) string {
-	return fmt.Sprintf("Sub-workflow '%s' stopped for a person in its '%s' state. This run waits with it; when the person answers, the sub-workflow continues and its result arrives as a [sub-workflow] note.", wf, state)
+// call settles with an error status and the parent parks with the child) [decision D8-4]:
+// p is the child's park (a person's decision, or an outside event it waits for).
+func delegationAgentParked(wf string, p *Park) string {
+	if p.Input != nil {
+		return fmt.Sprintf("Sub-workflow '%s' is waiting at '%s' for: %s. This run waits with it; when that arrives, the sub-workflow continues and its result arrives as a [sub-workflow] note.", wf, p.Input.State, p.Input.Reason)
+	}
+	state := ""
+	if p.Decision != nil {
+		state = p.Decision.State
+	}
+	return fmt.Sprintf("Sub-workflow '%s' stopped for a person at '%s'. This run waits with it; when the person answers, the sub-workflow continues and its result arrives as a [sub-workflow] note.", wf, state)
 }
 
 // notRunAfterDelegatedPark answers a call that followed, in one message, a delegation whose

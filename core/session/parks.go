@@ -217,8 +217,8 @@ func (r *run) reply(text string) (*Outcome, error) {
 		return nil, fmt.Errorf("parked state '%s' no longer exists in the workflow", state)
 	}
 	label := r.stateLabel(state)
-	if dp := park.Delegation; dp != nil && park.Decision != nil {
-		label = fmt.Sprintf("'%s' of the sub-workflow '%s'", park.Decision.State, dp.Workflow)
+	if park.Delegation != nil {
+		label = delegatedParkLabel(park, park.Delegation)
 	}
 	if err := r.replyOnlyCall(st, replyOnlyDirective(replyOnPark, label, "")); err != nil {
 		return nil, r.abandon(err)
@@ -244,19 +244,8 @@ func (r *run) decide(d Decision) (*Outcome, error) {
 	}
 	state := park.Decision.State
 	to := strings.TrimSpace(d.To)
-	var valid []string
-	var chosen *DecisionTransition
-	for i, t := range park.Decision.Transitions {
-		if t.To == state {
-			continue // a transition back to the parked state would end the session, not route it
-		}
-		valid = append(valid, t.To)
-		if t.To == to {
-			chosen = &park.Decision.Transitions[i]
-		}
-	}
-	st := r.sp.State(state)
-	if chosen == nil || r.sp.State(to) == nil || (st != nil && st.TransitionTo(to) == nil) {
+	valid, chosen := decisionTargets(park.Decision, r.sp, to)
+	if chosen == nil {
 		return nil, &InvalidDecisionTargetError{SessionID: r.id, Target: to, ValidTargets: valid}
 	}
 	r.rec.Calls++
@@ -270,6 +259,24 @@ func (r *run) decide(d Decision) (*Outcome, error) {
 	r.rec.State = to
 	r.disposition = DispositionDecide
 	return r.continueLoop()
+}
+
+// decisionTargets are the targets a decision on pending may take under sp, the spec as it is
+// now: the park's transitions (never back to the parked state, which would end the session
+// rather than route it) that sp still declares, as states and as transitions of the parked
+// state; chosen is to's transition when it is one of them.
+func decisionTargets(pending *PendingDecision, sp *spec.MachineSpec, to string) (valid []string, chosen *DecisionTransition) {
+	st := sp.State(pending.State)
+	for i, t := range pending.Transitions {
+		if t.To == pending.State || sp.State(t.To) == nil || (st != nil && st.TransitionTo(t.To) == nil) {
+			continue
+		}
+		valid = append(valid, t.To)
+		if t.To == to {
+			chosen = &pending.Transitions[i]
+		}
+	}
+	return valid, chosen
 }
 
 // deliver resumes an archmax_wait park with a trigger firing (spec 02 §4.3): files placed,

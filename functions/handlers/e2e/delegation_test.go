@@ -432,7 +432,7 @@ func TestDelegatedParkIsDecidedThroughTheParent(t *testing.T) {
 		t.Errorf("the parent's last message = %+v", last)
 	}
 	if answers := toolAnswers(msgs, "archmax_workflow_badge-approval"); len(answers) != 1 || !answers[0].Error ||
-		!strings.Contains(answers[0].Text, "stopped for a person in its 'owner-sign-off' state") {
+		!strings.Contains(answers[0].Text, "stopped for a person at 'owner-sign-off'") {
 		t.Errorf("the delegation call's answers = %+v", answers)
 	}
 	if got := s.trail(t, id); got != "trigger:desk sub-workflow:desk" {

@@ -61,7 +61,8 @@ func invalidRequest(format string, args ...any) error {
 //	409 WorkflowMismatchError, SessionNotResumableError, SessionNotParkedError,
 //	    SessionNotAwaitingInputError, ParkNotLiveError (details.liveParkId),
 //	    DuplicateDeliveryError, IdempotencyKeyInUseError, ChildSessionError
-//	    (details.parentSessionId: a sub-workflow child is addressed through its parent)
+//	    (details.parentSessionId, rootSessionId: a sub-workflow child is addressed through
+//	    its root session)
 //	413 PayloadTooLargeError
 //	422 SignatureIssuesError (details.issues), UnknownTriggerError (details.available),
 //	    InvalidDecisionTargetError (details.validTargets), IdempotencyKeyReusedError
@@ -129,7 +130,8 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 	case errors.As(err, &noSession):
 		return http.StatusNotFound, errBody(noSession.Name(), noSession.Error(), map[string]any{"sessionId": noSession.SessionID}), false
 	case errors.As(err, &childErr):
-		return http.StatusConflict, errBody(childErr.Name(), childErr.Error(), map[string]any{"sessionId": childErr.SessionID, "parentSessionId": childErr.ParentID}), false
+		return http.StatusConflict, errBody(childErr.Name(), childErr.Error(), map[string]any{"sessionId": childErr.SessionID,
+			"parentSessionId": childErr.ParentID, "rootSessionId": childErr.RootID}), false
 	case errors.As(err, &notParked):
 		return http.StatusConflict, errBody(notParked.Name(), notParked.Error(), map[string]any{"sessionId": notParked.SessionID}), false
 	case errors.As(err, &notInput):

@@ -46,8 +46,12 @@ func (r *renderer) event(e events.Event) {
 		r.printf("%s\n", b)
 		return
 	}
-	// a sub-workflow child's events are indented under its dispatch
+	// a sub-workflow child's events are indented under its dispatch and marked with its
+	// number, so concurrent children's lines can be told apart
 	pre := strings.Repeat("    ", strings.Count(e.SessionID, "~"))
+	if e.DispatchID != "" {
+		pre += "~" + e.DispatchID + " "
+	}
 	p := func(format string, a ...any) { r.printf(pre+format, a...) }
 	origin := ""
 	if o := e.Str("origin"); o != "" {
@@ -86,11 +90,16 @@ func (r *renderer) event(e events.Event) {
 			p("  ≔ %s\n", strings.Join(names, ", "))
 		}
 	case events.SubWorkflowStart:
-		p("  ⤵ %s as %s\n", e.Str("workflow"), e.Str("childSessionId"))
+		if child := e.Str("childSessionId"); child != "" {
+			p("  ⤵ %s as %s\n", e.Str("workflow"), child)
+		}
 	case events.SubWorkflowResult:
-		if reason := e.Str("reason"); reason != "" {
+		switch reason := e.Str("reason"); {
+		case reason != "" && e.Str("childSessionId") == "":
+			p("  ⛔ %s refused: %s\n", e.Str("workflow"), oneLine(reason, 160))
+		case reason != "":
 			p("  ⤴ %s %s: %s\n", e.Str("workflow"), e.Str("status"), oneLine(reason, 160))
-		} else {
+		default:
 			p("  ⤴ %s %s\n", e.Str("workflow"), e.Str("status"))
 		}
 	case events.Warning:
@@ -125,7 +134,7 @@ func (r *renderer) outcome(o *session.Outcome) {
 				choices = append(choices, t.To)
 			}
 			where := p.Decision.State
-			if d := p.Delegation; d != nil {
+			if d := innermost(p.Delegation); d != nil {
 				where = fmt.Sprintf("%s of sub-workflow %s (%s)", p.Decision.State, d.Workflow, d.SessionID)
 			}
 			r.printf("⏸ awaiting a decision in %s (park %s): archmax decide %s <%s>\n", where, p.ParkID, o.SessionID, strings.Join(choices, "|"))
@@ -135,7 +144,7 @@ func (r *renderer) outcome(o *session.Outcome) {
 				wake = ", wakes at " + p.Input.ResumeAt
 			}
 			where := p.Input.State
-			if d := p.Delegation; d != nil {
+			if d := innermost(p.Delegation); d != nil {
 				where = fmt.Sprintf("%s of sub-workflow %s (%s)", p.Input.State, d.Workflow, d.SessionID)
 			}
 			r.printf("⏸ awaiting input in %s (park %s%s): %s — archmax deliver %s <trigger>\n", where, p.ParkID, wake, p.Input.Reason, o.SessionID)
@@ -144,6 +153,14 @@ func (r *renderer) outcome(o *session.Outcome) {
 	if o.Usage != nil {
 		r.printf("usage: in %d · out %d · cache r %d/w %d\n", o.Usage.InputTokens, o.Usage.OutputTokens, o.Usage.CacheReadTokens, o.Usage.CacheCreationTokens)
 	}
+}
+
+// innermost is the sub-workflow that holds a delegated park (nil for the session's own).
+func innermost(d *session.DelegatedPark) *session.DelegatedPark {
+	for d != nil && d.Inner != nil {
+		d = d.Inner
+	}
+	return d
 }
 
 func oneLine(s string, max int) string {
