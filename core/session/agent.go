@@ -299,7 +299,9 @@ func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepRes
 		r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, Tool: c.Name, Text: text, Error: isErr, Blocked: blocked, State: st.Slug})
 	}
 	if eff.terminal != "" || eff.failure != "" {
-		r.rec.Delegations = nil // the state fails: its parked children are not presented
+		// the state fails: its parked children will never be presented
+		r.abandonQueue()
+		r.rejectAbandoned()
 	}
 	switch {
 	case eff.terminal != "":

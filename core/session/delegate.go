@@ -394,6 +394,9 @@ func (r *run) emitDispatchResult(d *delegation, status, reason string, returns [
 	if reason != "" {
 		data["reason"] = reason
 	}
+	if refused {
+		data["refused"] = true // a refusal, not a child's failure (no child ran)
+	}
 	if returns != nil {
 		data["returns"] = returns
 	}
@@ -510,7 +513,9 @@ func (r *run) finishDelegation(d *delegation, canPark bool) dispatchAnswer {
 			}
 			// nothing can ever resume it (a child is driven only by its caller): it ends here
 			// rather than wait for ever [decision D8-18]
-			d.sib.rejectChild(r.ctx, d.childID, childCannotWait)
+			if _, err := d.sib.rejectChild(r.ctx, d.childID, childCannotWait); err != nil {
+				r.warn("sub-workflow", fmt.Sprintf("could not settle the parked sub-workflow session '%s': %v", d.childID, err))
+			}
 			return dispatchAnswer{text: text, isErr: true}
 		}
 		q := &queuedDelegation{Park: out.Pending, Rolled: m.Rolled,
@@ -915,18 +920,26 @@ func (r *run) delegateDetached(ctx context.Context, st *spec.State, origin kerne
 	} else {
 		d.err = ctx.Err()
 	}
-	if d.err != nil && d.sib != nil && ctx.Err() != nil {
-		if out := d.sib.rejectChild(ctx, d.childID, childAbandoned); out != nil {
-			d.out, d.err = out, nil
+	// a child stopped by a transient failure (or the script's end) cannot be carried on by a
+	// script: it is settled rejected, and the call fails with the cause
+	var abandonedOut *Outcome
+	cause := ""
+	if _, permanent := childFailure(d.mark.Workflow, d.err); d.err != nil && !permanent && d.sib != nil {
+		cause = d.err.Error()
+		if ctx.Err() != nil {
+			cause = "the turn was aborted"
 		}
+		abandonedOut, _ = d.sib.rejectChild(ctx, d.childID, childAbandoned)
 	}
 	lock()
 	if !live() {
 		return "", true, false
 	}
-	if d.out != nil && d.out.Status == StatusRejected && d.out.Rejected == childAbandoned {
-		r.rollUsage(d.mark, d.out.Usage)
-		a := r.settleDispatch(d, "", delegationFailed(d.mark.Workflow, "the turn was aborted"), nil)
+	if cause != "" {
+		if abandonedOut != nil {
+			r.rollUsage(d.mark, abandonedOut.Usage)
+		}
+		a := r.settleDispatch(d, "", delegationFailed(d.mark.Workflow, cause), nil)
 		return a.text, a.isErr, false
 	}
 	a := r.finishDelegation(d, false)
@@ -935,9 +948,9 @@ func (r *run) delegateDetached(ctx context.Context, st *spec.State, origin kerne
 
 // closeOpenCalls ends what a stopped turn left open when a new turn begins (02 §3.7: a new
 // turn abandons the queue): every unanswered call of the newest assistant message is
-// answered in call order — a recorded delegation "abandoned" (its running child settled
-// rejected), any other "not run" — so the history stays one Bedrock accepts; the queue of
-// parked children is dropped (they stay parked, orphaned).
+// answered in call order — a recorded delegation "abandoned", any other "not run" — so the
+// history stays one Bedrock accepts; the recorded and queued children are set aside for
+// rejectAbandoned, which the caller runs once its own state is committed.
 func (r *run) closeOpenCalls() {
 	if last := r.lastAssistant(); last != nil {
 		answered := r.answeredCalls()
@@ -952,14 +965,39 @@ func (r *run) closeOpenCalls() {
 			r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, Tool: c.Name, Text: text, Error: true, State: last.State})
 		}
 	}
-	for _, m := range r.rec.Dispatches {
-		if sib, err := r.e.sibling(r.ctx, m.Workflow); err == nil {
-			if out := sib.rejectChild(r.ctx, spec.ChildSessionID(r.id, m.N), childAbandoned); out != nil {
+	r.abandoned = append(r.abandoned, r.rec.Dispatches...)
+	r.rec.Dispatches, r.rec.StepFailure = nil, ""
+	r.abandonQueue()
+}
+
+// abandonQueue sets the queued parked children aside for rejectAbandoned (a state that
+// fails, a new turn: nothing will present them any more).
+func (r *run) abandonQueue() {
+	for _, q := range r.rec.Delegations {
+		r.abandoned = append(r.abandoned, &dispatchMark{N: q.Delegation.Identity, Workflow: q.Delegation.Workflow, Rolled: q.Rolled})
+	}
+	r.rec.Delegations = nil
+}
+
+// rejectAbandoned settles every child set aside rejected (childAbandoned) and rolls what they
+// spent since the last roll-up into this session's usage (committed with its next commit).
+// A child that cannot be reached now (its lease held by a writer that crashed) is named in a
+// warning and left as it is.
+func (r *run) rejectAbandoned() {
+	for _, m := range r.abandoned {
+		id := spec.ChildSessionID(r.id, m.N)
+		sib, err := r.e.sibling(r.ctx, m.Workflow)
+		if err == nil {
+			var out *Outcome
+			if out, err = sib.rejectChild(r.ctx, id, childAbandoned); out != nil {
 				r.rollUsage(m, out.Usage)
 			}
 		}
+		if err != nil {
+			r.warn("sub-workflow", fmt.Sprintf("could not settle the abandoned sub-workflow session '%s': %v", id, err))
+		}
 	}
-	r.rec.Dispatches, r.rec.Delegations, r.rec.StepFailure = nil, nil, ""
+	r.abandoned = nil
 }
 
 // childAbandoned is the rejection of a child its caller stopped waiting for;
@@ -971,38 +1009,27 @@ const (
 
 // rejectChild settles a running or parked child rejected with reason (a child its caller
 // abandoned), so it is never left waiting with nothing able to carry it on — its own
-// children with it; it returns the child's outcome, nil when the child had settled or could
-// not be reached. It runs even when ctx is cancelled (bounded to 10 s).
-func (e *Engine) rejectChild(ctx context.Context, id, reason string) *Outcome {
+// children with it, their usage rolled into it; it returns the child's outcome (nil when the
+// child never ran or had settled) or the error that kept it from it (e.g. a lease a crashed
+// writer still holds). It runs even when ctx is cancelled (bounded to 10 s).
+func (e *Engine) rejectChild(ctx context.Context, id, reason string) (*Outcome, error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	out, err := e.withSessionOf(childContext(cctx), id, false, func(r *run) (*Outcome, error) {
+	return e.withSessionOf(childContext(cctx), id, false, func(r *run) (*Outcome, error) {
 		if r.isNew || IsFinished(r.rec.Status) {
 			return nil, nil
 		}
-		var below []DelegatedPark
-		for _, m := range r.rec.Dispatches {
-			below = append(below, DelegatedPark{Workflow: m.Workflow, Identity: m.N})
-		}
-		for _, q := range r.rec.Delegations {
-			below = append(below, q.Delegation)
-		}
-		for _, c := range below {
-			if sib, err := r.e.sibling(r.ctx, c.Workflow); err == nil {
-				sib.rejectChild(r.ctx, spec.ChildSessionID(r.id, c.Identity), reason)
-			}
-		}
+		r.abandoned = append(r.abandoned, r.rec.Dispatches...)
+		r.rec.Dispatches = nil
+		r.abandonQueue()
+		r.rejectAbandoned()
 		if r.rec.Park != nil && r.rec.Park.Input != nil && r.rec.Park.Input.ResumeAt != "" && r.e.cfg.Scheduler != nil {
 			_ = r.e.cfg.Scheduler.Cancel(r.ctx, r.id, r.rec.Park.ParkID)
 		}
-		r.rec.Dispatches, r.rec.Delegations, r.rec.Park = nil, nil, nil
+		r.rec.Park = nil
 		r.answerOpenCalls()
 		return r.settle(settlement{status: StatusRejected, reason: reason})
 	})
-	if err != nil {
-		return nil
-	}
-	return out
 }
 
 // ToolMock stands in for one tool call in a test case (spec 04 `mocks`, 03 MK-01/MK-02): the

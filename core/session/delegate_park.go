@@ -310,7 +310,11 @@ func (r *run) deliverDelegated(d Delivery, trigger string) (*Outcome, error) {
 	if vars == nil {
 		vars = map[string]any{}
 	}
-	child := workspace.New(r.e.cfg.Files, park.Delegation.SessionID, r.e.workspaceMounts())
+	holder := park.Delegation // the files go to the sub-workflow that waits for them
+	for holder.Inner != nil {
+		holder = holder.Inner
+	}
+	child := workspace.New(r.e.cfg.Files, holder.SessionID, r.e.workspaceMounts())
 	for _, k := range slices.Sorted(maps.Keys(d.Files)) {
 		p, err := child.PlaceAttachment(r.ctx, d.Files[k].Name, d.Files[k].Content)
 		if err != nil {
@@ -385,7 +389,9 @@ func (r *run) pendingStep() (res stepResult, ok bool, err error) {
 	}
 	last := r.lastAssistant()
 	if last == nil || r.sp.State(last.State) == nil {
-		r.rec.Dispatches = nil // nothing left to answer: the calls' state is gone from the spec
+		// the calls' state is gone from the spec: nothing can take their answers any more
+		r.closeOpenCalls()
+		r.rejectAbandoned()
 		return stepResult{}, false, nil
 	}
 	res, err = r.runToolCalls(r.sp.State(last.State), last.ToolCalls)
@@ -441,8 +447,11 @@ func (r *run) resumedStep(marks []*dispatchMark) (stepResult, error) {
 				}
 				continue
 			}
-			// the child can no longer take what was routed to it: the dispatch failed
+			// the child can no longer take what was routed to it: the dispatch failed, and
+			// nothing else could ever move the child on
 			r.dropMark(m)
+			r.abandoned = append(r.abandoned, m)
+			r.rejectAbandoned()
 			r.settleDispatch(d, "", text, nil)
 			r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteError,
 				Text: noteSubWorkflowFailed(m.Workflow, text), State: r.rec.State})

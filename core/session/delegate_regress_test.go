@@ -342,3 +342,71 @@ func TestRefusedDispatchEventsNameNoChild(t *testing.T) {
 		}
 	}
 }
+
+// The position removed from the spec while a turn was interrupted: the continuation goes on
+// where an edited park does (no panic), and a batch whose state is gone is closed.
+func TestContinueWhenTheStateIsGone(t *testing.T) {
+	h := delegateHarness(t)
+	h.script(calls("", delegateCall("check-item", map[string]any{"item": "A", "qty": 1})))
+	h.child("sg~1", failing("ServiceUnavailableException"))
+	if _, err := h.engine().Send(context.Background(), "sg", SendInput{Message: "go"}); err == nil {
+		t.Fatal("expected the child's failure")
+	}
+	must(t, h.authored.Write(context.Background(), "workflows/wf/workflow.yaml", []byte(strings.ReplaceAll(delegateFlow, "  intake:\n", "  intake2:\n"))))
+	h.queue(says("Starting over here."))
+	out, _, err := h.engine().Continue(context.Background(), "sg", "")
+	must(t, err)
+	if out.Kind != KindCompleted || out.State != "intake2" {
+		t.Errorf("%s in %s", out.Kind, out.State)
+	}
+	if m := toolMessage(t, out, "archmax_workflow_check-item", 0); !strings.Contains(m.Text, "abandoned") {
+		t.Errorf("the open call: %q", m.Text)
+	}
+	if s := h.summary("sg~1"); s.Status != StatusRejected {
+		t.Errorf("the child is %s", s.Status)
+	}
+}
+
+// A script's child stopped by a transient failure cannot be carried on by the script: it is
+// settled rejected, and the call fails with the cause.
+func TestAScriptsFailedChildIsSettled(t *testing.T) {
+	h := delegateHarness(t)
+	script := `await tools["archmax_workflow_check-item"]({ item: "A", qty: 1 }).then(() => "ran", (e) => String(e.message || e))`
+	h.script(calls("", call{"archmax_eval", map[string]any{"code": script}}), says("It failed."))
+	h.child("sf~1", failing("ServiceUnavailableException"))
+	out := h.send("sf", "go", nil)
+	if res := toolMessage(t, out, "archmax_eval", 0).Text; !strings.Contains(res, "Sub-workflow 'check-item' failed: ") || !strings.Contains(res, "ServiceUnavailableException") {
+		t.Errorf("script saw %q", res)
+	}
+	if s := h.summary("sf~1"); s.Status != StatusRejected || s.Rejected != childAbandoned {
+		t.Errorf("child %s %q", s.Status, s.Rejected)
+	}
+}
+
+// A file delivered to a park presented through two levels lands with the sub-workflow that
+// waits for it.
+func TestNestedDeliveryFilesReachTheWaitingChild(t *testing.T) {
+	h := newHarness(t, chainFlow("mid"), map[string]string{
+		"workflows/mid/workflow.yaml":   chainFlow("stock"),
+		"workflows/stock/workflow.yaml": waitChildFlow,
+	})
+	h.model.bySession = map[string][]reply{}
+	h.script(calls("", delegateCall("mid", nil)), says("Waiting two levels down."))
+	h.child("nd~1", calls("", delegateCall("stock", nil)), says("Waiting."))
+	h.child("nd~1~1", calls("", call{"archmax_wait", map[string]any{"reason": "the stock report"}}), says("Waiting for the report."))
+	h.send("nd", "go", nil)
+	h.child("nd~1~1", calls("", call{"read_file", map[string]any{"file_path": "${{report}}"}}), says("Read it."))
+	h.child("nd~1", says("Stock read."))
+	h.queue(says("Done."))
+	_, err := h.engine().Deliver(context.Background(), "nd", Delivery{Trigger: "report", Files: map[string]TurnFile{"report": {Name: "r.txt", Content: []byte("12 in stock")}}})
+	must(t, err)
+	for _, m := range h.transcriptOf("nd~1~1") {
+		if m.Tool == "read_file" && m.Role == "tool" {
+			if !strings.Contains(m.Text, "12 in stock") {
+				t.Errorf("the waiting child read %q", m.Text)
+			}
+			return
+		}
+	}
+	t.Error("no read_file answer in the waiting child")
+}

@@ -121,6 +121,9 @@ type InvalidDecisionTargetError struct {
 
 func (e *InvalidDecisionTargetError) Error() string {
 	choices := strings.Join(e.ValidTargets, ", ")
+	if len(e.ValidTargets) == 0 {
+		return fmt.Sprintf("No decision target remains for session '%s': the workflow was edited since it parked and declares none of the park's transitions, so the park can no longer be decided.", e.SessionID)
+	}
 	if e.Target == "" {
 		return fmt.Sprintf("A decision target is required for session '%s'. Choose one of: %s.", e.SessionID, choices)
 	}

@@ -29,6 +29,14 @@ func (r *run) loop() (settlement, error) {
 			return settlement{status: StatusRunning, yielded: true}, nil
 		}
 		st := r.sp.State(r.rec.State)
+		if st == nil {
+			// the position is gone from the spec (edited while the turn was interrupted or
+			// parked): it continues where an edited park does, as a turn opening there would
+			to := r.fallbackState(r.rec.State)
+			r.emit(events.WorkflowReset, map[string]any{"entry": to})
+			r.rec.State, r.rec.StateTurns = to, nil
+			st = r.sp.State(to)
+		}
 		if !r.step() {
 			return settlement{status: StatusRejected, reason: stepLimitExceeded}, nil
 		}

@@ -63,12 +63,13 @@ type run struct {
 	// steps this invocation took (r.steps counts the whole turn's).
 	continuing   bool
 	callSteps    int
-	startVersion int64         // the head version the call started from
-	failing      bool          // abandon is committing a failure (LastError stays)
-	opened       bool          // the call's first commit happened (WithTurnOpened reported it)
-	scripts      *sandbox.REPL // the call's agent-script REPL (archmax_eval / archmax_run), lazily
-	slotsState                 // the bound on in-flight children (delegations)
-	opening      string        // a child's opening note, written instead of a person's message
+	startVersion int64           // the head version the call started from
+	failing      bool            // abandon is committing a failure (LastError stays)
+	opened       bool            // the call's first commit happened (WithTurnOpened reported it)
+	scripts      *sandbox.REPL   // the call's agent-script REPL (archmax_eval / archmax_run), lazily
+	slotsState                   // the bound on in-flight children (delegations)
+	opening      string          // a child's opening note, written instead of a person's message
+	abandoned    []*dispatchMark // children set aside to settle rejected (rejectAbandoned)
 	inheritOnce  sync.Once
 	childDriven  atomic.Bool        // a child was driven in this call (the past-deadline progress step)
 	inherited    []kernel.Inherited // the ancestors' workflow-wide denials (a child)
@@ -354,6 +355,7 @@ func (r *run) turn(in SendInput, seeds map[string]any) (*Outcome, error) {
 	if err := r.commit(); err != nil {
 		return nil, err
 	}
+	r.rejectAbandoned() // the children the turn reset set aside, now that it is committed
 	// 14. the state loop
 	s, err := r.loop()
 	if err != nil {

@@ -95,7 +95,7 @@ func (r *renderer) event(e events.Event) {
 		}
 	case events.SubWorkflowResult:
 		switch reason := e.Str("reason"); {
-		case reason != "" && e.Str("childSessionId") == "":
+		case e.Data["refused"] == true:
 			p("  ⛔ %s refused: %s\n", e.Str("workflow"), oneLine(reason, 160))
 		case reason != "":
 			p("  ⤴ %s %s: %s\n", e.Str("workflow"), e.Str("status"), oneLine(reason, 160))
