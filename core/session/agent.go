@@ -425,7 +425,10 @@ func (r *run) dispatch(st *spec.State, origin kernel.Origin, callID, tool string
 	var text string
 	var isErr bool
 	var eff callEffect
+	mocked, isMocked := r.mockedResult(tool, args) // after governance (03 MK-02)
 	switch {
+	case isMocked:
+		text = mocked
 	case tool == spec.EvalTool || tool == spec.RunTool:
 		var err error
 		if text, isErr, err = r.runScript(st, callID, tool, args); err != nil {

@@ -123,7 +123,14 @@ func (h *scriptCalls) Call(ctx context.Context, tool, callID string, raw json.Ra
 	start := r.e.cfg.Clock()
 	h.calls.add(callID, tool, start)
 	h.mu.Unlock()
-	text, isErr, err := r.callTool(ctx, tool, callID, h.st.Slug, args)
+	var text string
+	var isErr bool
+	var err error
+	if mocked, ok := r.mockedResult(tool, args); ok { // after governance (03 MK-01, MK-02)
+		text = mocked
+	} else {
+		text, isErr, err = r.callTool(ctx, tool, callID, h.st.Slug, args)
+	}
 	if err != nil {
 		text, isErr = aborted.Error(), true
 	}

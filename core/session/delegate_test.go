@@ -598,7 +598,7 @@ func TestMockedDelegation(t *testing.T) {
 	ctx := WithToolMocks(context.Background(), []ToolMock{
 		{Tool: "archmax_workflow_check-item", WhenInput: map[string]any{"item": "A"}, Result: map[string]any{"message": "mocked", "returns": map[string]any{"verdict": "ok", "notes": "n"}}},
 		{Tool: "archmax_workflow_off", Result: "never"},
-	})
+	}, nil)
 	out, err := h.engine().Send(ctx, "m", SendInput{Message: "go"})
 	must(t, err)
 	if m := toolMessage(t, out, "archmax_workflow_check-item", 0); m.Text != `{"message":"mocked","returns":{"notes":"n","verdict":"ok"}}` {

@@ -206,6 +206,8 @@ func (g *grader) call(ctx context.Context, c transcript.ToolCall) (string, bool,
 		if text, err = g.control(r, st, g.history, c.Name, c.ID, args, graderControlTexts); err != nil {
 			text, isErr = err.Error(), true
 		}
+	} else if mocked, ok := r.mockedResult(c.Name, args); ok { // after governance (03 MK-01, MK-02)
+		text = mocked
 	} else {
 		var err error
 		text, isErr, err = r.callTool(ctx, c.Name, c.ID, st.Slug, args)
