@@ -114,6 +114,9 @@ func (r *run) callPrompt(st *spec.State) string {
 }
 
 func (r *run) promptNow() time.Time {
+	if t, ok := r.ctx.Value(promptClockKey{}).(time.Time); ok {
+		return t
+	}
 	if r.e.cfg.PromptClock != nil {
 		return *r.e.cfg.PromptClock
 	}
