@@ -22,6 +22,7 @@ import (
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/fs"
+	"github.com/archmax-ai/archmax/core/store/memory"
 	"github.com/archmax-ai/archmax/local/conversefake"
 )
 
@@ -34,6 +35,11 @@ type Options struct {
 	StoreDir    string // session state (default <cwd>/.archmax); unused with AWS
 	AWS         *AWS   // non-nil: sessions in DynamoDB + S3 instead of StoreDir
 	ModelScript string // serve this scripted model through the Converse fake
+	// ModelScriptSource, when set, is the scripted model itself (ModelScript then only names
+	// it in messages): `archmax test` serves each case's <name>.model.yaml this way.
+	ModelScriptSource []byte
+	// MemoryStore keeps sessions in memory for the life of the process instead of StoreDir.
+	MemoryStore bool
 	Bedrock     bool   // use Amazon Bedrock with the default AWS credential chain
 	ModelID     string // default model id
 	Region      string // AWS region for Bedrock and AWS (default from the environment)
@@ -53,11 +59,17 @@ type Env struct {
 	log    store.Log   // the AWS session log; nil for the fs store
 	files  store.Files // the AWS session files; nil for the fs store
 	blobs  store.Blobs // the AWS blobs; nil for the fs store
+	// memLog and memFiles are the MemoryStore sessions, shared by every engine of the env.
+	memLog   *memory.Store
+	memFiles *memory.Files
 }
 
 // Open assembles the environment. Exactly one of ModelScript and Bedrock must be set. With
 // opts.AWS, a missing or malformed AWS setting is a *SettingError.
 func Open(ctx context.Context, opts Options) (*Env, error) {
+	if opts.ModelScriptSource != nil && opts.ModelScript == "" {
+		opts.ModelScript = "model script"
+	}
 	if (opts.ModelScript == "") == !opts.Bedrock {
 		return nil, errors.New("choose the model: --model-script FILE (offline, scripted) or --bedrock (Amazon Bedrock)")
 	}
@@ -96,9 +108,12 @@ func Open(ctx context.Context, opts Options) (*Env, error) {
 		env.model = c
 		return env, nil
 	}
-	src, err := os.ReadFile(opts.ModelScript)
-	if err != nil {
-		return nil, fmt.Errorf("read model script: %w", err)
+	src := opts.ModelScriptSource
+	if src == nil {
+		var err error
+		if src, err = os.ReadFile(opts.ModelScript); err != nil {
+			return nil, fmt.Errorf("read model script: %w", err)
+		}
 	}
 	script, err := scripted.Parse(opts.ModelScript, src)
 	if err != nil {
@@ -122,6 +137,9 @@ func Open(ctx context.Context, opts Options) (*Env, error) {
 	env.model = c
 	return env, nil
 }
+
+// Model is the environment's model client (the scripted model's fake, or Bedrock).
+func (env *Env) Model() model.Client { return env.model }
 
 // Engine returns an engine for one workflow of the workspace.
 func (env *Env) Engine(workflow string) (*session.Engine, error) {
@@ -171,6 +189,12 @@ func (env *Env) Config() (session.Config, error) {
 
 // openFS opens the fs session log and files under StoreDir.
 func (env *Env) openFS() (store.Log, store.Files, error) {
+	if env.opts.MemoryStore {
+		if env.memLog == nil {
+			env.memLog, env.memFiles = memory.New(), memory.NewFiles()
+		}
+		return env.memLog, env.memFiles, nil
+	}
 	if err := os.MkdirAll(env.opts.StoreDir, 0o755); err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,414 @@
+// Package runner runs declarative cases (spec 04 §9, §12, §13): discovery under a
+// workflow's tests/, one session per case driven through the engine with the case's
+// trigger, variables, workspace, mocks and clock, the assertions of core/cases judged against
+// each action's view, and the verdicts. It prints nothing: hosts (`archmax test`) report
+// through the callbacks and the results.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/cases"
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/core/transcript"
+)
+
+// Target is what one case runs against: the workflow's engine (its model answers the agent
+// and grader roles) and, when the suite declares a judge, the judge (spec 04 §10).
+type Target struct {
+	Engine *session.Engine
+	Judge  cases.Judge // nil: grade steps fail "grading model unavailable"
+	Close  func() error
+}
+
+// Options configure RunTests (spec 04 API-01).
+type Options struct {
+	Workflow string      // the workflow slug
+	Authored store.Files // the authoring backend: workflows/<slug>/workflow.yaml and tests/
+	Filter   string      // a case-sensitive substring of the case file's workspace path ("" = all)
+	// NewTarget builds the target of one case. script is the bytes of the case's
+	// <name>.model.yaml when one lies beside it (offline), nil otherwise.
+	NewTarget func(ctx context.Context, c *DiscoveredCase, script []byte) (*Target, error)
+	// SessionIDForCase names a case's session (CE-50); nil: test-default-<runId>-<path>.
+	SessionIDForCase func(file string) string
+	// OnCaseStart is called for every selected case before it runs; OnCaseResult after.
+	OnCaseStart  func(file, sessionID string)
+	OnCaseResult func(cases.CaseResult)
+	Now          func() time.Time // default time.Now (the run id, durations)
+}
+
+// Result is a suite's outcome (API-01): Discovered counts the cases before filtering;
+// Skipped is "disabled" for a disabled workflow.
+type Result struct {
+	Workflow   string             `json:"workflow"`
+	Results    []cases.CaseResult `json:"results"`
+	ExitCode   int                `json:"exitCode"`
+	Discovered int                `json:"discovered"`
+	Skipped    string             `json:"skipped,omitempty"`
+}
+
+// DiscoveredCase is one case file (API-02): its workspace path, id, parsed document or parse
+// error.
+type DiscoveredCase struct {
+	File       string // workspace-relative path, e.g. workflows/x/tests/a/b.test.yaml
+	ID         string // path below tests/ without the extension (CE-10)
+	TestsDir   string // workflows/<slug>/tests
+	Doc        *cases.CaseDocument
+	ParseError string
+}
+
+// SuiteError: the suite cannot run (an unloadable workflow, a rejected tests: block) —
+// spec 04 CE-22, RV-31.
+type SuiteError struct{ Message string }
+
+func (e *SuiteError) Error() string { return e.Message }
+
+// RunTests discovers and runs workflow's cases sequentially (spec 04 §9). Errors:
+// *SuiteError, *session.UnknownWorkflowError, store errors; a case's own failure is in
+// its result.
+func RunTests(ctx context.Context, opts Options) (*Result, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	file := "workflows/" + opts.Workflow + "/workflow.yaml"
+	src, err := opts.Authored.Read(ctx, file)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &session.UnknownWorkflowError{Workflow: opts.Workflow}
+	}
+	if err != nil {
+		return nil, err
+	}
+	sp, err := spec.Load(opts.Workflow, file, src)
+	if err != nil {
+		return nil, &SuiteError{Message: err.Error()}
+	}
+	res := &Result{Workflow: opts.Workflow, Results: []cases.CaseResult{}}
+	if sp.Disabled {
+		res.Skipped = "disabled"
+		return res, nil
+	}
+	if n := sp.Tests.MaxConcurrency; n > 1 {
+		return nil, &SuiteError{Message: fmt.Sprintf("'tests.maxConcurrency' is %d, but case concurrency is not implemented — cases run sequentially. Set it to 1 or remove the field.", n)}
+	}
+	found, err := DiscoverCases(ctx, opts.Authored, "workflows/"+opts.Workflow+"/tests")
+	if err != nil {
+		return nil, err
+	}
+	res.Discovered = len(found)
+	runID := fmt.Sprintf("test-run-%d", opts.Now().UnixMilli())
+	for _, c := range found {
+		if opts.Filter != "" && !strings.Contains(c.File, opts.Filter) {
+			continue
+		}
+		sid := "test-default-" + runID + "-" + strings.ReplaceAll(c.File, "/", "-")
+		if opts.SessionIDForCase != nil {
+			sid = opts.SessionIDForCase(c.File)
+		}
+		if opts.OnCaseStart != nil {
+			opts.OnCaseStart(c.File, sid)
+		}
+		r := runCase(ctx, opts, sp, c, sid)
+		res.Results = append(res.Results, r)
+		if cases.ExitCodeForVerdict(r.Verdict) != 0 {
+			res.ExitCode = 1
+		}
+		if opts.OnCaseResult != nil {
+			opts.OnCaseResult(r)
+		}
+	}
+	return res, nil
+}
+
+// DiscoverCases walks testsDir recursively through the authoring backend and parses every
+// *.test.yaml / *.test.yml file, sorted by path (spec 04 CE-10, API-02). A missing tests
+// directory is an empty suite.
+func DiscoverCases(ctx context.Context, authored store.Files, testsDir string) ([]*DiscoveredCase, error) {
+	var files []string
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		entries, err := authored.List(ctx, dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			p := dir + "/" + e.Name
+			if e.Dir {
+				if err := walk(p); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, ext := range cases.TestFileExtensions {
+				if strings.HasSuffix(e.Name, ext) {
+					files = append(files, p)
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(testsDir); err != nil {
+		return nil, err
+	}
+	slices.Sort(files)
+	out := make([]*DiscoveredCase, 0, len(files))
+	for _, f := range files {
+		c := &DiscoveredCase{File: f, TestsDir: testsDir, ID: caseID(testsDir, f)}
+		src, err := authored.Read(ctx, f)
+		switch {
+		case err != nil:
+			c.ParseError = fmt.Sprintf("missing test file '%s'", f)
+		default:
+			doc, perr := cases.ParseCaseDocument(f, src)
+			if perr != nil {
+				c.ParseError = perr.Error()
+			} else {
+				c.Doc = doc
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// caseID is the file's path below the tests directory without its extension (CE-10).
+func caseID(testsDir, file string) string {
+	id := strings.TrimPrefix(file, testsDir+"/")
+	for _, ext := range cases.TestFileExtensions {
+		id = strings.TrimSuffix(id, ext)
+	}
+	return id
+}
+
+// ModelScriptFor is the path of a case's offline model script: <name>.model.yaml beside it.
+func ModelScriptFor(file string) string {
+	for _, ext := range cases.TestFileExtensions {
+		if strings.HasSuffix(file, ext) {
+			return strings.TrimSuffix(file, ext) + ".model.yaml"
+		}
+	}
+	return file + ".model.yaml"
+}
+
+// caseRun is one case in progress.
+type caseRun struct {
+	opts    Options
+	c       *DiscoveredCase
+	doc     *cases.CaseDocument
+	sid     string
+	target  *Target
+	records []cases.AssertionRecord
+	view    *cases.View
+	msgs    int // the transcript length before the current action
+}
+
+// runCase runs one case and returns its result; it never fails for the case's own reasons
+// (spec 04 ST-30…ST-44).
+func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *DiscoveredCase, sid string) cases.CaseResult {
+	start := opts.Now()
+	res := cases.CaseResult{ID: c.ID, File: c.File}
+	finish := func() cases.CaseResult {
+		res.DurationMs = opts.Now().Sub(start).Milliseconds()
+		return res
+	}
+	if c.Doc == nil { // RV-21
+		res.ID = c.File
+		res.Verdict = cases.CaseVerdict{Status: cases.CaseFailed, Failures: []string{c.ParseError}}
+		res.Error = c.ParseError
+		return finish()
+	}
+	doc := c.Doc
+	res.Title, res.Description = doc.Title, doc.Description
+	if doc.Skip != "" { // CD-10
+		res.Verdict, res.SkipReason = cases.SkippedVerdict(), doc.Skip
+		return finish()
+	}
+	cr := &caseRun{opts: opts, c: c, doc: doc, sid: sid}
+	res.SessionID = sid
+	die := func(msg string) cases.CaseResult {
+		all := cases.NotExecutedRecords(doc.Steps, cr.records)
+		res.Records, res.Error = all, msg
+		res.Verdict = cases.DiedVerdict(msg, cr.records)
+		return finish()
+	}
+	// the from: fixtures, before the case timer (REF order)
+	seeds, err := cr.materialize(ctx)
+	if err != nil {
+		return die(err.Error())
+	}
+	script, err := opts.Authored.Read(ctx, ModelScriptFor(c.File))
+	if errors.Is(err, store.ErrNotFound) {
+		script, err = nil, nil
+	}
+	if err != nil {
+		return die(fmt.Sprintf("read the case's model script: %v", err))
+	}
+	target, err := opts.NewTarget(ctx, c, script)
+	if err != nil {
+		return die(err.Error())
+	}
+	cr.target = target
+	if target.Close != nil {
+		defer func() { _ = target.Close() }()
+	}
+	timeout := time.Duration(sp.Tests.CaseTimeoutMs) * time.Millisecond
+	cctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("case '%s' timed out", c.ID))
+	defer cancel()
+	timedOut := func() bool { return errors.Is(context.Cause(cctx), context.DeadlineExceeded) || cctx.Err() != nil && ctx.Err() == nil }
+	timeoutMsg := fmt.Sprintf("case '%s' timed out after %dms (tests.caseTimeoutMs)", c.ID, sp.Tests.CaseTimeoutMs)
+	if _, err := spec.CheckSessionID(sid); err != nil { // CE-51
+		return die(err.Error())
+	}
+	if sp.Trigger(doc.TriggerID()) == nil { // CD-22: the runtime's own refusal
+		return die((&spec.UnknownTriggerError{TriggerID: doc.TriggerID(), Available: sp.TriggerIDs()}).Error())
+	}
+	if len(seeds) > 0 {
+		if err := target.Engine.Seed(cctx, sid, seeds); err != nil { // CD-42
+			return die(err.Error())
+		}
+	}
+	for i, step := range doc.Steps {
+		if a, ok := step.(cases.Action); ok {
+			if err := cr.act(cctx, a); err != nil {
+				if timedOut() {
+					return die(timeoutMsg)
+				}
+				return die(err.Error())
+			}
+			continue
+		}
+		a := step.(cases.Assertion)
+		recs := cases.Evaluate(cctx, i, a, cr.view, target.Judge)
+		if timedOut() {
+			return die(timeoutMsg)
+		}
+		cr.records = append(cr.records, recs...)
+		if a.Structural() && slices.ContainsFunc(recs, func(r cases.AssertionRecord) bool { return r.Status == cases.AssertionFailed }) {
+			res.Records = cases.NotExecutedRecords(doc.Steps, cr.records) // ST-31: halt
+			res.Verdict = cases.ReduceVerdict(cr.records)
+			return finish()
+		}
+	}
+	res.Records = cases.NotExecutedRecords(doc.Steps, cr.records)
+	res.Verdict = cases.ReduceVerdict(cr.records)
+	return finish()
+}
+
+// materialize turns the case's workspace entries into seed files: inline content, or a
+// tests/-relative fixture read through the authoring backend (CD-41, CD-43).
+func (cr *caseRun) materialize(ctx context.Context) ([]session.SeedFile, error) {
+	var out []session.SeedFile
+	for _, e := range cr.doc.Workspace {
+		if e.Source != cases.WorkspaceFile {
+			b, _ := e.InlineBytes()
+			out = append(out, session.SeedFile{Path: e.Path, Content: b})
+			continue
+		}
+		var segs []string
+		for _, s := range strings.Split(e.From, "/") {
+			switch s {
+			case "", ".":
+			case "..":
+				return nil, fmt.Errorf("'from: %s' escapes the tests directory", e.From)
+			default:
+				segs = append(segs, s)
+			}
+		}
+		if len(segs) == 0 || strings.HasPrefix(e.From, "/") {
+			return nil, fmt.Errorf("'from: %s' must be a tests/-relative file path", e.From)
+		}
+		fixture := strings.Join(segs, "/")
+		b, err := cr.opts.Authored.Read(ctx, path.Join(cr.c.TestsDir, fixture))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("workspace entry '%s' references 'from: %s', but '%s/%s' does not exist", e.Path, e.From, cr.c.TestsDir, fixture)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, session.SeedFile{Path: e.Path, Content: b})
+	}
+	return out, nil
+}
+
+// act performs one action (spec 04 §6.1) with the case's mocks and clock and captures its
+// view (§6.2); an error is the action's death (ST-20).
+func (cr *caseRun) act(ctx context.Context, a cases.Action) error {
+	if len(cr.doc.Mocks) > 0 {
+		mocks := make([]session.ToolMock, 0, len(cr.doc.Mocks))
+		for _, m := range cr.doc.Mocks {
+			tm := session.ToolMock{Tool: m.Name, Result: m.ResultText()}
+			if m.WhenInput != nil {
+				tm.WhenInput = m.WhenInput.Plain()
+			}
+			mocks = append(mocks, tm)
+		}
+		ctx = session.WithToolMocks(ctx, mocks, func(w, args map[string]any) bool { return cases.InputMatches(w, args) })
+	}
+	if t, ok := cr.doc.ClockTime(); ok {
+		ctx = session.WithPromptClock(ctx, t)
+	}
+	eng := cr.target.Engine
+	var out *session.Outcome
+	var err error
+	switch s := a.(type) {
+	case cases.SendStep:
+		var vars map[string]any
+		if cr.doc.Variables != nil {
+			vars = cr.doc.Variables.Plain()
+		}
+		out, err = eng.Send(ctx, cr.sid, session.SendInput{Message: s.Message, Variables: vars, Trigger: cr.doc.TriggerID()})
+	case cases.DecideStep:
+		out, err = eng.Decide(ctx, cr.sid, session.Decision{To: s.To, Comment: s.Comment})
+	case cases.DeliverStep:
+		var vars map[string]any
+		if s.Variables != nil {
+			vars = s.Variables.Plain()
+		}
+		out, err = eng.Deliver(ctx, cr.sid, session.Delivery{Trigger: s.Trigger, Variables: vars})
+	default:
+		return fmt.Errorf("unknown action %T", a)
+	}
+	if err != nil {
+		return err
+	}
+	cr.view = viewOf(out, cr.msgs)
+	cr.msgs = len(out.Messages)
+	return nil
+}
+
+// viewOf builds the view of an action's outcome; before is the transcript length before it.
+func viewOf(out *session.Outcome, before int) *cases.View {
+	v := &cases.View{
+		SessionMessages: out.Messages,
+		Trail:           out.AuditTrail,
+		Variables:       maps.Clone(out.Variables),
+		Outcome: cases.Outcome{Kind: string(out.Kind), Disposition: string(out.Disposition), State: out.State,
+			Reply: out.Reply, Rejected: out.Rejected},
+	}
+	if before <= len(out.Messages) {
+		v.TurnMessages = out.Messages[before:]
+	}
+	if t, ok := out.Variables[spec.TriggerVariable].Value.(string); ok {
+		v.Trigger = t
+	}
+	if out.Pending != nil {
+		v.Outcome.Channel = string(out.Pending.Channel)
+	}
+	if out.Exit != nil {
+		v.Outcome.Exit = &cases.Exit{Success: out.Exit.Success, Code: out.Exit.Code, Reason: out.Exit.Reason}
+	}
+	for _, m := range v.TurnMessages {
+		if m.Role == transcript.RoleTool && m.Blocked {
+			v.BlockedCallIDs = append(v.BlockedCallIDs, m.ToolCallID)
+		}
+	}
+	return v
+}

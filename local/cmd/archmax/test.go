@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+
+	"github.com/spf13/cobra"
+
+	"github.com/archmax-ai/archmax/core/cases"
+	"github.com/archmax-ai/archmax/core/cases/runner"
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store/fs"
+	localrunner "github.com/archmax-ai/archmax/local/runner"
+)
+
+type testFlags struct {
+	workspace, store, modelID, region string
+	bedrock, jsonOut, strict, verbose bool
+}
+
+// newTestCommand runs a workflow's declarative cases (spec 04): each case offline through
+// its <name>.model.yaml when one lies beside it, else against Bedrock with --bedrock.
+func newTestCommand(code *int) *cobra.Command {
+	var f testFlags
+	cmd := &cobra.Command{
+		Use:   "test [flags] WORKFLOW [FILTER]",
+		Short: "Run a workflow's cases (workflows/<slug>/tests/*.test.yaml)",
+		Long: `Run the declarative cases of WORKFLOW, one session per case file, in path order; FILTER keeps
+the cases whose workspace path contains it. A case with a <name>.model.yaml beside it runs offline
+through the scripted model (served by the Converse-protocol fake behind the real Bedrock client);
+any other case needs --bedrock (Amazon Bedrock, standard credentials, ARCHMAX_MODEL or --model)
+and is reported as needing a model without it.
+
+Progress, the state flow (--verbose), verdicts and failure details go to stderr; stdout gets one
+line, "<n> passed, <n> failed, <n> skipped", or with --json the result object only. Sessions are
+kept in memory for the run unless --store DIR keeps them (fs store).
+
+Exit status: 0 every case passed or was skipped (also an empty selection of a disabled workflow),
+1 a case failed, the workflow or its tests: block is invalid, or FILTER matched no case,
+2 usage error.`,
+		Example: `  archmax test --workspace fixtures/access-desk access-request
+  archmax test --workspace fixtures/access-desk access-request declined`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 || len(args) > 2 {
+				return usageError{fmt.Errorf("test takes WORKFLOW and an optional FILTER (got %d arguments)", len(args))}
+			}
+			if !spec.IsSlug(args[0]) {
+				return usageError{errors.New(slugMessage(args[0]))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			filter := ""
+			if len(args) == 2 {
+				filter = args[1]
+			}
+			*code = runSuite(cmd.Context(), f, args[0], filter, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&f.workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md")
+	cmd.Flags().StringVar(&f.store, "store", "", "keep the cases' sessions in this fs store (default: in memory for the run)")
+	cmd.Flags().BoolVar(&f.bedrock, "bedrock", false, "run cases without a model script against Amazon Bedrock")
+	cmd.Flags().StringVar(&f.modelID, "model", "", "default model id (else ARCHMAX_MODEL)")
+	cmd.Flags().StringVar(&f.region, "region", "", "AWS region for Bedrock (else AWS_REGION)")
+	cmd.Flags().BoolVar(&f.jsonOut, "json", false, "print the result object as JSON on stdout")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "fail a case whose model script has replies left unused")
+	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "print each case's state flow")
+	return cmd
+}
+
+// runSuite runs the suite and reports it; it returns the exit code (spec 04 RV-31).
+func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout, stderr io.Writer) int {
+	authored, err := fs.OpenFilesReadOnly(f.workspace)
+	if err != nil {
+		fmt.Fprintf(stderr, "archmax: %v\n", err)
+		return exitFail
+	}
+	flow := newRenderer(stderr, false)
+	var tokens atomic.Int64
+	onEvent := func(e events.Event) {
+		if e.Type == events.ModelUsage {
+			in, _ := e.Data["inputTokens"].(int64)
+			out, _ := e.Data["outputTokens"].(int64)
+			tokens.Add(in + out)
+		}
+		if f.verbose {
+			flow.event(e)
+		}
+	}
+	newTarget := func(ctx context.Context, c *runner.DiscoveredCase, script []byte) (*runner.Target, error) {
+		opts := localrunner.Options{Workspace: f.workspace, StoreDir: f.store, MemoryStore: f.store == "",
+			ModelID: f.modelID, Region: f.region, Events: onEvent}
+		switch {
+		case script != nil:
+			opts.ModelScript, opts.ModelScriptSource = runner.ModelScriptFor(c.File), script
+		case f.bedrock:
+			opts.Bedrock = true
+		default:
+			return nil, fmt.Errorf("case '%s' needs a model: add %s beside it to run it offline, or run with --bedrock", c.ID, runner.ModelScriptFor(c.File))
+		}
+		env, err := localrunner.Open(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		eng, err := env.Engine(workflow)
+		if err != nil {
+			_ = env.Close()
+			return nil, err
+		}
+		t := &runner.Target{Engine: eng, Close: env.Close}
+		if j := judgeConfig(ctx, authored, workflow); j != nil {
+			id := j.Model
+			if id == "" {
+				id = f.modelID
+			}
+			mj := cases.ModelJudge{Client: env.Model(), ModelID: id, Metadata: map[string]string{"archmax.role": "judge", "archmax.session": "judge"},
+				Temperature: j.Temperature}
+			if j.MaxTokens != nil {
+				mj.MaxTokens = *j.MaxTokens
+			}
+			mj.OnResponse = func(r *model.Response) {
+				if r.Usage != nil {
+					tokens.Add(r.Usage.InputTokens + r.Usage.OutputTokens)
+				}
+			}
+			t.Judge = mj
+		}
+		return t, nil
+	}
+	var passed, failed, skipped int
+	res, err := runner.RunTests(ctx, runner.Options{Workflow: workflow, Authored: authored, Filter: filter, NewTarget: newTarget,
+		OnCaseStart: func(file, _ string) {
+			tokens.Store(0)
+			fmt.Fprintf(stderr, "● %s\n", file)
+		},
+		OnCaseResult: func(r cases.CaseResult) {
+			switch r.Verdict.Status {
+			case cases.CasePassed:
+				passed++
+			case cases.CaseSkipped:
+				skipped++
+			default:
+				failed++
+			}
+			fmt.Fprintln(stderr, verdictLine(r, tokens.Load()))
+		}})
+	if err != nil {
+		fmt.Fprintf(stderr, "archmax: %v\n", err)
+		return exitFail
+	}
+	if res.Skipped != "" {
+		fmt.Fprintf(stderr, "suite skipped — %s\n", res.Skipped)
+	}
+	if filter != "" && len(res.Results) == 0 && res.Skipped == "" {
+		fmt.Fprintf(stderr, "no cases matched '%s' (%d discovered)\n", filter, res.Discovered)
+		res.ExitCode = exitFail
+	}
+	if f.jsonOut {
+		b, _ := json.Marshal(res)
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		fmt.Fprintf(stdout, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
+	}
+	return res.ExitCode
+}
+
+// judgeConfig is the workflow's tests.judge, nil when it declares none (JG-01).
+func judgeConfig(ctx context.Context, authored interface {
+	Read(context.Context, string) ([]byte, error)
+}, workflow string) *spec.JudgeConfig {
+	file := "workflows/" + workflow + "/workflow.yaml"
+	src, err := authored.Read(ctx, file)
+	if err != nil {
+		return nil
+	}
+	sp, err := spec.Load(workflow, file, src)
+	if err != nil {
+		return nil
+	}
+	return sp.Tests.Judge
+}
+
+// verdictLine is a case's line: status, id, duration and tokens, then one line per failure,
+// the skip reason, or the error.
+func verdictLine(r cases.CaseResult, tokens int64) string {
+	mark := map[cases.CaseStatus]string{cases.CasePassed: "✔", cases.CaseFailed: "✗", cases.CaseSkipped: "○"}[r.Verdict.Status]
+	line := fmt.Sprintf("%s %s %s (%d ms, %d tokens)", mark, r.Verdict.Status, r.ID, r.DurationMs, tokens)
+	var b strings.Builder
+	b.WriteString(line)
+	if r.SkipReason != "" {
+		b.WriteString("\n    skipped: " + r.SkipReason)
+	}
+	notRun := 0
+	for _, rec := range r.Records {
+		if rec.Status == cases.AssertionFailed {
+			fmt.Fprintf(&b, "\n    steps[%d] %s", rec.Step, cases.FailureEntry(rec))
+		}
+		if rec.Status == cases.AssertionNotExecuted {
+			notRun++
+		}
+	}
+	if r.Error != "" {
+		b.WriteString("\n    error: " + r.Error)
+	}
+	if notRun > 0 {
+		fmt.Fprintf(&b, "\n    %d assertion(s) not executed", notRun)
+	}
+	return b.String()
+}
