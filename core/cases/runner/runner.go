@@ -262,7 +262,9 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *Discove
 	timeout := time.Duration(sp.Tests.CaseTimeoutMs) * time.Millisecond
 	cctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("case '%s' timed out", c.ID))
 	defer cancel()
-	timedOut := func() bool { return errors.Is(context.Cause(cctx), context.DeadlineExceeded) || cctx.Err() != nil && ctx.Err() == nil }
+	timedOut := func() bool {
+		return errors.Is(context.Cause(cctx), context.DeadlineExceeded) || cctx.Err() != nil && ctx.Err() == nil
+	}
 	timeoutMsg := fmt.Sprintf("case '%s' timed out after %dms (tests.caseTimeoutMs)", c.ID, sp.Tests.CaseTimeoutMs)
 	if _, err := spec.CheckSessionID(sid); err != nil { // CE-51
 		return die(err.Error())
