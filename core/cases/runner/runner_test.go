@@ -107,7 +107,9 @@ func (s *suite) run(filter string, answers ...*model.Response) *Result {
 	s.t.Helper()
 	s.model.answers = answers
 	res, err := RunTests(context.Background(), Options{Workflow: "wf", Authored: s.authored, Filter: filter,
-		SessionIDForCase: func(file string) string { return strings.ReplaceAll(strings.TrimPrefix(file, "workflows/wf/tests/"), "/", "-") },
+		SessionIDForCase: func(file string) string {
+			return strings.ReplaceAll(strings.TrimPrefix(file, "workflows/wf/tests/"), "/", "-")
+		},
 		NewTarget: func(ctx context.Context, c *DiscoveredCase, script []byte) (*Target, error) {
 			eng, err := session.New(session.Config{Workflow: "wf", Authored: s.authored, Log: s.log, Files: s.files, Model: s.model, ModelID: "m"})
 			return &Target{Engine: eng}, err
