@@ -237,6 +237,9 @@ type CaseResult struct {
 	SkipReason  string            `json:"skipReason,omitempty"`
 	Error       string            `json:"error,omitempty"`
 	DurationMs  int64             `json:"durationMs"`
+	// Warnings are the runner's notes on a case that did not fail it, e.g. scripted-model
+	// entries no call used (spec 05; an error under --strict). A Go extra.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // MarshalJSON writes the result with `records` as a list even when nil.

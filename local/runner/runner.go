@@ -138,6 +138,14 @@ func Open(ctx context.Context, opts Options) (*Env, error) {
 	return env, nil
 }
 
+// Unused names the scripted model's entries no call consumed (nil with Bedrock).
+func (env *Env) Unused() []string {
+	if env.script == nil {
+		return nil
+	}
+	return env.script.Unused()
+}
+
 // Model is the environment's model client (the scripted model's fake, or Bedrock).
 func (env *Env) Model() model.Client { return env.model }
 

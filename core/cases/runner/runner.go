@@ -28,6 +28,9 @@ type Target struct {
 	Engine *session.Engine
 	Judge  cases.Judge // nil: grade steps fail "grading model unavailable"
 	Close  func() error
+	// Unused, when set, names the scripted-model entries no call consumed (spec 05): after a
+	// case that ran to its end they are a warning, or with Options.Strict a failure.
+	Unused func() []string
 }
 
 // Options configure RunTests (spec 04 API-01).
@@ -44,6 +47,8 @@ type Options struct {
 	OnCaseStart  func(file, sessionID string)
 	OnCaseResult func(cases.CaseResult)
 	Now          func() time.Time // default time.Now (the run id, durations)
+	// Strict fails a case whose scripted model has entries left unused (spec 05).
+	Strict bool
 }
 
 // Result is a suite's outcome (API-01): Discovered counts the cases before filtering;
@@ -301,6 +306,17 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *Discove
 	}
 	res.Records = cases.NotExecutedRecords(doc.Steps, cr.records)
 	res.Verdict = cases.ReduceVerdict(cr.records)
+	if target.Unused != nil {
+		if unused := target.Unused(); len(unused) > 0 {
+			msg := "model script entries no call used: " + strings.Join(unused, "; ")
+			if opts.Strict {
+				res.Verdict.Status = cases.CaseFailed
+				res.Verdict.Failures = append(res.Verdict.Failures, msg)
+			} else {
+				res.Warnings = append(res.Warnings, msg)
+			}
+		}
+	}
 	return finish()
 }
 

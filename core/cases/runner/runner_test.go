@@ -308,3 +308,25 @@ func TestSuiteLevel(t *testing.T) {
 		t.Error("maxConcurrency 2 ran")
 	}
 }
+
+// spec 05: scripted entries left unused are a warning, a failure under Strict.
+func TestUnusedScriptEntries(t *testing.T) {
+	s := newSuite(t, map[string]string{"u.test.yaml": head + "steps:\n  - send: hi\n  - succeeded: true\n"})
+	for _, strict := range []bool{false, true} {
+		s.model.answers = []*model.Response{text("Hi.")}
+		res, err := RunTests(context.Background(), Options{Workflow: "wf", Authored: s.authored, Strict: strict,
+			SessionIDForCase: func(string) string { return fmt.Sprintf("u-%v", strict) },
+			NewTarget: func(ctx context.Context, c *DiscoveredCase, script []byte) (*Target, error) {
+				eng, err := session.New(session.Config{Workflow: "wf", Authored: s.authored, Log: s.log, Files: s.files, Model: s.model, ModelID: "m"})
+				return &Target{Engine: eng, Unused: func() []string { return []string{"u.model.yaml:3: agent entry"} }}, err
+			}})
+		must(t, err)
+		r := res.Results[0]
+		switch {
+		case !strict && (r.Verdict.Status != cases.CasePassed || len(r.Warnings) != 1):
+			t.Errorf("non-strict %+v", r)
+		case strict && (r.Verdict.Status != cases.CaseFailed || res.ExitCode != 1 || !strings.Contains(r.Verdict.Failures[0], "u.model.yaml:3")):
+			t.Errorf("strict %+v", r)
+		}
+	}
+}

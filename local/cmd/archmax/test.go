@@ -115,7 +115,7 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 			_ = env.Close()
 			return nil, err
 		}
-		t := &runner.Target{Engine: eng, Close: env.Close}
+		t := &runner.Target{Engine: eng, Close: env.Close, Unused: env.Unused}
 		if j := judgeConfig(ctx, authored, workflow); j != nil {
 			id := j.Model
 			if id == "" {
@@ -136,7 +136,7 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 		return t, nil
 	}
 	var passed, failed, skipped int
-	res, err := runner.RunTests(ctx, runner.Options{Workflow: workflow, Authored: authored, Filter: filter, NewTarget: newTarget,
+	res, err := runner.RunTests(ctx, runner.Options{Workflow: workflow, Authored: authored, Filter: filter, NewTarget: newTarget, Strict: f.strict,
 		OnCaseStart: func(file, _ string) {
 			tokens.Store(0)
 			fmt.Fprintf(stderr, "● %s\n", file)
@@ -209,6 +209,16 @@ func verdictLine(r cases.CaseResult, tokens int64) string {
 	}
 	if r.Error != "" {
 		b.WriteString("\n    error: " + r.Error)
+	}
+	for _, w := range r.Warnings {
+		b.WriteString("\n    warning: " + w)
+	}
+	if r.Verdict.Status == cases.CaseFailed && r.Error == "" {
+		for _, f := range r.Verdict.Failures {
+			if strings.HasPrefix(f, "model script entries") {
+				b.WriteString("\n    " + f)
+			}
+		}
 	}
 	if notRun > 0 {
 		fmt.Fprintf(&b, "\n    %d assertion(s) not executed", notRun)
