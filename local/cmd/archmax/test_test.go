@@ -61,3 +61,27 @@ func TestTestCommandFilterAndExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// spec 04 CD-01b: `archmax validate` reports a case file's schema errors, located.
+func TestValidateReportsCaseSchemaErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(ws)); err != nil {
+		t.Fatal(err)
+	}
+	bad := "title: x\nsteps:\n  - reply: { includes: [a] }\n"
+	if err := os.WriteFile(filepath.Join(dir, "workflows", "access-request", "tests", "broken.test.yaml"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := run(t, "validate", "--workspace", dir, "access-request")
+	for _, want := range []string{
+		"workflows/access-request/tests/broken.test.yaml:1:1: error case.invalid: 'description' is required",
+		"broken.test.yaml:3:5: error case.invalid: assertion 'reply' has no preceding action",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d", code)
+	}
+}

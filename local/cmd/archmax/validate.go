@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,8 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/archmax-ai/archmax/core/cases"
+	"github.com/archmax-ai/archmax/core/cases/runner"
 	"github.com/archmax-ai/archmax/core/sandbox"
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store/fs"
 )
 
 // newValidateCommand checks workflows the way the loader does: the strict schema and the
@@ -98,6 +102,37 @@ func validateWorkflow(workspace, slug string) []spec.Diagnostic {
 				d.Line, d.Column = se.Line, se.Column
 			}
 			diags = append(diags, d)
+		}
+	}
+	return append(diags, validateCases(workspace, slug)...)
+}
+
+// validateCases reports every schema error of the workflow's case files as an error,
+// with the runner's own parser (spec 04 CD-01b, RV-21).
+func validateCases(workspace, slug string) []spec.Diagnostic {
+	authored, err := fs.OpenFilesReadOnly(workspace)
+	if err != nil {
+		return nil
+	}
+	found, err := runner.DiscoverCases(context.Background(), authored, "workflows/"+slug+"/tests")
+	if err != nil {
+		return []spec.Diagnostic{{Severity: "error", Code: "case.unreadable", File: "workflows/" + slug + "/tests", Message: err.Error()}}
+	}
+	var diags []spec.Diagnostic
+	for _, c := range found {
+		if c.ParseError == "" {
+			continue
+		}
+		src, _ := authored.Read(context.Background(), c.File)
+		_, perr := cases.ParseCaseDocument(c.File, src)
+		var se *cases.CaseSchemaError
+		if !errors.As(perr, &se) {
+			diags = append(diags, spec.Diagnostic{Severity: "error", Code: "case.invalid", File: c.File, Message: c.ParseError})
+			continue
+		}
+		for _, is := range se.Issues {
+			diags = append(diags, spec.Diagnostic{Severity: "error", Code: "case.invalid", Field: is.Path, File: c.File,
+				Line: is.Line, Column: is.Column, Message: is.Message})
 		}
 	}
 	return diags
