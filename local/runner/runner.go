@@ -146,6 +146,9 @@ func (env *Env) Unused() []string {
 	return env.script.Unused()
 }
 
+// ModelID is the resolved default model id (--model, ARCHMAX_MODEL, else DefaultModelID).
+func (env *Env) ModelID() string { return env.opts.ModelID }
+
 // Model is the environment's model client (the scripted model's fake, or Bedrock).
 func (env *Env) Model() model.Client { return env.model }
 

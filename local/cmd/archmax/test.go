@@ -117,9 +117,9 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 		}
 		t := &runner.Target{Engine: eng, Close: env.Close, Unused: env.Unused}
 		if j := judgeConfig(ctx, authored, workflow); j != nil {
-			id := j.Model
+			id := j.Model // `judge: {}` is the environment's default model (JG-02)
 			if id == "" {
-				id = f.modelID
+				id = env.ModelID()
 			}
 			mj := cases.ModelJudge{Client: env.Model(), ModelID: id, Metadata: map[string]string{"archmax.role": "judge", "archmax.session": "judge"},
 				Temperature: j.Temperature}
