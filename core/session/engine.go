@@ -304,6 +304,20 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 	return fn(r)
 }
 
+// MessageCount is how many messages session id's transcript holds (0 for a session that
+// has not run): the cursor a host reads before a call to slice what the call appended
+// (spec 02 §5.4).
+func (e *Engine) MessageCount(ctx context.Context, id string) (int, error) {
+	h, err := e.cfg.Log.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return int(h.Messages), nil
+}
+
 // checkTurnFile validates one turn file before anything is written (spec 02 §1.8).
 func checkTurnFile(variable string, f TurnFile, vars map[string]any) error {
 	if !spec.IsVariableName(variable) {

@@ -62,6 +62,7 @@ type Env struct {
 	// memLog and memFiles are the MemoryStore sessions, shared by every engine of the env.
 	memLog   *memory.Store
 	memFiles *memory.Files
+	closers  []interface{ Close() error } // the fs roots this env opened
 }
 
 // Open assembles the environment. Exactly one of ModelScript and Bedrock must be set. With
@@ -177,6 +178,7 @@ func (env *Env) Config() (session.Config, error) {
 	if err != nil {
 		return session.Config{}, err
 	}
+	env.closers = append(env.closers, authored)
 	log, files := env.log, env.files
 	if log == nil {
 		if log, files, err = env.openFS(); err != nil {
@@ -219,8 +221,10 @@ func (env *Env) openFS() (store.Log, store.Files, error) {
 	}
 	files, err := fs.OpenFiles(filepath.Join(env.opts.StoreDir, "files"))
 	if err != nil {
+		_ = log.Close()
 		return nil, nil, err
 	}
+	env.closers = append(env.closers, log, files)
 	return log, files, nil
 }
 
@@ -229,12 +233,17 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// Close stops the Converse fake, if one was started.
+// Close stops the Converse fake, if one was started, and closes the stores it opened.
 func (env *Env) Close() error {
-	if env.fake == nil {
-		return nil
+	var errs []error
+	for _, c := range env.closers {
+		errs = append(errs, c.Close())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	return env.fake.Shutdown(ctx)
+	env.closers = nil
+	if env.fake != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		errs = append(errs, env.fake.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
 }

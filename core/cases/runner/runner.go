@@ -282,6 +282,10 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *Discove
 			return die(err.Error())
 		}
 	}
+	// a reused session (CE-53) already holds a transcript: the first turn starts after it
+	if cr.msgs, err = target.Engine.MessageCount(cctx, sid); err != nil {
+		return die(err.Error())
+	}
 	for i, step := range doc.Steps {
 		if a, ok := step.(cases.Action); ok {
 			if err := cr.act(cctx, a); err != nil {
@@ -303,6 +307,9 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *Discove
 			res.Verdict = cases.ReduceVerdict(cr.records)
 			return finish()
 		}
+	}
+	if timedOut() { // the deadline passed while the last action settled
+		return die(timeoutMsg)
 	}
 	res.Records = cases.NotExecutedRecords(doc.Steps, cr.records)
 	res.Verdict = cases.ReduceVerdict(cr.records)
@@ -363,6 +370,9 @@ func (cr *caseRun) act(ctx context.Context, a cases.Action) error {
 		mocks := make([]session.ToolMock, 0, len(cr.doc.Mocks))
 		for _, m := range cr.doc.Mocks {
 			tm := session.ToolMock{Tool: m.Name, Result: m.ResultText()}
+			if spec.IsWorkflowToolName(m.Name) {
+				tm.Result = m.Result.Plain() // the dispatcher reads message / returns / error (CD-52)
+			}
 			if m.WhenInput != nil {
 				tm.WhenInput = m.WhenInput.Plain()
 			}
@@ -378,11 +388,16 @@ func (cr *caseRun) act(ctx context.Context, a cases.Action) error {
 	var err error
 	switch s := a.(type) {
 	case cases.SendStep:
-		var vars map[string]any
+		in := session.SendInput{Message: s.Message, Trigger: cr.doc.TriggerID()}
 		if cr.doc.Variables != nil {
-			vars = cr.doc.Variables.Plain()
+			in.Variables = cr.doc.Variables.Plain()
 		}
-		out, err = eng.Send(ctx, cr.sid, session.SendInput{Message: s.Message, Variables: vars, Trigger: cr.doc.TriggerID()})
+		if v := cr.view; v != nil && v.Outcome.Kind == cases.OutcomeParked && v.Outcome.Channel == string(session.ChannelDecision) {
+			// a message to a person's park is a reply, which applies no variables or trigger:
+			// sending the case's again would only earn the runtime's "not applied" warning
+			in.Variables, in.Trigger = nil, ""
+		}
+		out, err = eng.Send(ctx, cr.sid, in)
 	case cases.DecideStep:
 		out, err = eng.Decide(ctx, cr.sid, session.Decision{To: s.To, Comment: s.Comment})
 	case cases.DeliverStep:

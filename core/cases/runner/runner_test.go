@@ -330,3 +330,54 @@ func TestUnusedScriptEntries(t *testing.T) {
 		}
 	}
 }
+
+// CD-52: a mock of a delegation tool is served by the dispatcher with its structure — the
+// closing message, the returns, or an error that fails the call.
+func TestDelegationMocksKeepTheirShape(t *testing.T) {
+	s := newSuite(t, map[string]string{"deleg.test.yaml": head + `mocks:
+  - tool: archmax_workflow_check
+    whenInput: { item: A }
+    result: { message: mocked ok, returns: { verdict: in stock } }
+  - tool: archmax_workflow_check
+    result: { error: boom }
+steps:
+  - send: check both
+  - ranWorkflow: { workflow: check, count: 1 }
+  - ranWorkflow: { workflow: check, status: error, count: 1 }
+`})
+	ctx := context.Background()
+	must(t, s.authored.Write(ctx, "workflows/wf/workflow.yaml", []byte(strings.Replace(flow, "allow: [read_file]", "allow: [read_file, archmax_workflow_check]", 1))))
+	must(t, s.authored.Write(ctx, "workflows/check/workflow.yaml", []byte(
+		"states:\n  c:\n    triggers:\n      manual:\n        requires: [item]\n        returns: [{ name: verdict, type: string }]\n    instructions: Check.\n")))
+	call := func(id, item string) model.Block {
+		raw, _ := json.Marshal(map[string]any{"item": item})
+		return model.Block{Kind: model.BlockToolUse, ToolUse: &model.ToolUse{ID: id, Name: "archmax_workflow_check", Input: raw}}
+	}
+	both := &model.Response{StopReason: model.StopToolUse, Message: model.Message{Role: model.RoleAssistant, Content: []model.Block{call("t1", "A"), call("t2", "B")}}}
+	r := s.result(s.run("", both, text("One of two.")), "deleg")
+	if r.Verdict.Status != cases.CasePassed {
+		t.Fatalf("%+v", r)
+	}
+	var results []string
+	for _, m := range s.model.requests[1].Messages {
+		for _, b := range m.Content {
+			if b.ToolResult != nil {
+				results = append(results, fmt.Sprint(b.ToolResult.Content))
+			}
+		}
+	}
+	got := strings.Join(results, " | ")
+	if !strings.Contains(got, `{"message":"mocked ok","returns":{"verdict":"in stock"}}`) || !strings.Contains(got, "failed (mocked): boom") {
+		t.Errorf("tool results %s", got)
+	}
+}
+
+// CE-53: a case on a reused session reads only what its own actions appended.
+func TestReusedSessionTurnCursor(t *testing.T) {
+	s := newSuite(t, map[string]string{"again.test.yaml": head + "steps:\n  - send: hi\n  - usedNoTools: true\n"})
+	s.run("", toolCall("t1", "read_file", map[string]any{"file_path": "scratchpad/x.txt"}), text("Nothing there."))
+	res := s.run("", text("Hello again."))
+	if r := res.Results[0]; r.Verdict.Status != cases.CasePassed {
+		t.Errorf("the second run read the first run's turn: %+v", r)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
@@ -85,7 +86,14 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 	}
 	flow := newRenderer(stderr, false)
 	var tokens atomic.Int64
+	var warnMu sync.Mutex
+	var warnings []string // the current case's engine warnings, shown under its verdict
 	onEvent := func(e events.Event) {
+		if e.Type == events.Warning && !f.verbose {
+			warnMu.Lock()
+			warnings = append(warnings, e.Str("scope")+": "+e.Str("message"))
+			warnMu.Unlock()
+		}
 		if e.Type == events.ModelUsage {
 			in, _ := e.Data["inputTokens"].(int64)
 			out, _ := e.Data["outputTokens"].(int64)
@@ -139,6 +147,9 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 	res, err := runner.RunTests(ctx, runner.Options{Workflow: workflow, Authored: authored, Filter: filter, NewTarget: newTarget, Strict: f.strict,
 		OnCaseStart: func(file, _ string) {
 			tokens.Store(0)
+			warnMu.Lock()
+			warnings = nil
+			warnMu.Unlock()
 			fmt.Fprintf(stderr, "● %s\n", file)
 		},
 		OnCaseResult: func(r cases.CaseResult) {
@@ -151,6 +162,11 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 				failed++
 			}
 			fmt.Fprintln(stderr, verdictLine(r, tokens.Load()))
+			warnMu.Lock()
+			for _, w := range warnings {
+				fmt.Fprintf(stderr, "    ⚠ %s\n", oneLine(w, 240))
+			}
+			warnMu.Unlock()
 		}})
 	if err != nil {
 		fmt.Fprintf(stderr, "archmax: %v\n", err)
@@ -164,8 +180,9 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 		res.ExitCode = exitFail
 	}
 	if f.jsonOut {
-		b, _ := json.Marshal(res)
-		fmt.Fprintf(stdout, "%s\n", b)
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(res)
 	} else {
 		fmt.Fprintf(stdout, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
 	}

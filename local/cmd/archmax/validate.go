@@ -78,7 +78,7 @@ func validateWorkflow(workspace, slug string) []spec.Diagnostic {
 		}
 	}
 	if sp == nil {
-		return diags
+		return append(diags, validateCases(workspace, slug)...)
 	}
 	for _, st := range sp.States {
 		if st.Type != "code" || st.Script == "" {
