@@ -49,6 +49,8 @@ type Options struct {
 	Now          func() time.Time // default time.Now (the run id, durations)
 	// Strict fails a case whose scripted model has entries left unused (spec 05).
 	Strict bool
+	// HostTools are the target's own tool names, so a case naming one is not warned about.
+	HostTools []string
 }
 
 // Result is a suite's outcome (API-01): Discovered counts the cases before filtering;
@@ -193,6 +195,22 @@ func caseID(testsDir, file string) string {
 	return id
 }
 
+// readModelScript reads a case's offline model script (<name>.model.yaml, or .model.yml);
+// nil when it has none.
+func readModelScript(ctx context.Context, authored store.Files, file string) ([]byte, error) {
+	yml := strings.TrimSuffix(ModelScriptFor(file), ".yaml") + ".yml"
+	for _, p := range []string{ModelScriptFor(file), yml} {
+		b, err := authored.Read(ctx, p)
+		if err == nil {
+			return b, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
 // ModelScriptFor is the path of a case's offline model script: <name>.model.yaml beside it.
 func ModelScriptFor(file string) string {
 	for _, ext := range cases.TestFileExtensions {
@@ -238,9 +256,21 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *Discove
 	}
 	cr := &caseRun{opts: opts, c: c, doc: doc, sid: sid}
 	res.SessionID = sid
+	res.Warnings = lintCase(ctx, opts.Authored, opts.Workflow, sp, doc, opts.HostTools)
+	// next is the first step not yet run: on a halt or a death every assertion from there on
+	// reports one not-executed record (ST-42) — an executed step that yielded none does not
+	next := 0
+	stopped := func() []cases.AssertionRecord {
+		out := append([]cases.AssertionRecord(nil), cr.records...)
+		for i := next; i < len(doc.Steps); i++ {
+			if a, ok := doc.Steps[i].(cases.Assertion); ok {
+				out = append(out, cases.NotExecutedRecord(i, a))
+			}
+		}
+		return out
+	}
 	die := func(msg string) cases.CaseResult {
-		all := cases.NotExecutedRecords(doc.Steps, cr.records)
-		res.Records, res.Error = all, msg
+		res.Records, res.Error = stopped(), msg
 		res.Verdict = cases.DiedVerdict(msg, cr.records)
 		return finish()
 	}
@@ -249,10 +279,13 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *Discove
 	if err != nil {
 		return die(err.Error())
 	}
-	script, err := opts.Authored.Read(ctx, ModelScriptFor(c.File))
-	if errors.Is(err, store.ErrNotFound) {
-		script, err = nil, nil
+	if _, err := spec.CheckSessionID(sid); err != nil { // CE-51
+		return die(err.Error())
 	}
+	if sp.Trigger(doc.TriggerID()) == nil { // CD-22: the runtime's own refusal
+		return die((&spec.UnknownTriggerError{TriggerID: doc.TriggerID(), Available: sp.TriggerIDs()}).Error())
+	}
+	script, err := readModelScript(ctx, opts.Authored, c.File)
 	if err != nil {
 		return die(fmt.Sprintf("read the case's model script: %v", err))
 	}
@@ -271,12 +304,6 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *Discove
 		return errors.Is(context.Cause(cctx), context.DeadlineExceeded) || cctx.Err() != nil && ctx.Err() == nil
 	}
 	timeoutMsg := fmt.Sprintf("case '%s' timed out after %dms (tests.caseTimeoutMs)", c.ID, sp.Tests.CaseTimeoutMs)
-	if _, err := spec.CheckSessionID(sid); err != nil { // CE-51
-		return die(err.Error())
-	}
-	if sp.Trigger(doc.TriggerID()) == nil { // CD-22: the runtime's own refusal
-		return die((&spec.UnknownTriggerError{TriggerID: doc.TriggerID(), Available: sp.TriggerIDs()}).Error())
-	}
 	if len(seeds) > 0 {
 		if err := target.Engine.Seed(cctx, sid, seeds); err != nil { // CD-42
 			return die(err.Error())
@@ -287,12 +314,14 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *Discove
 		return die(err.Error())
 	}
 	for i, step := range doc.Steps {
+		next = i
 		if a, ok := step.(cases.Action); ok {
 			if err := cr.act(cctx, a); err != nil {
 				if timedOut() {
 					return die(timeoutMsg)
 				}
-				return die(err.Error())
+				// name the step that died: a case may hold several actions (ST-40)
+				return die(fmt.Sprintf("steps[%d] %s: %v", i, a.Kind(), err))
 			}
 			continue
 		}
@@ -302,16 +331,21 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *Discove
 			return die(timeoutMsg)
 		}
 		cr.records = append(cr.records, recs...)
+		next = i + 1
 		if a.Structural() && slices.ContainsFunc(recs, func(r cases.AssertionRecord) bool { return r.Status == cases.AssertionFailed }) {
-			res.Records = cases.NotExecutedRecords(doc.Steps, cr.records) // ST-31: halt
+			res.Records = stopped() // ST-31: halt
 			res.Verdict = cases.ReduceVerdict(cr.records)
 			return finish()
 		}
 	}
+	next = len(doc.Steps)
 	if timedOut() { // the deadline passed while the last action settled
 		return die(timeoutMsg)
 	}
-	res.Records = cases.NotExecutedRecords(doc.Steps, cr.records)
+	res.Records = cr.records
+	if res.Records == nil {
+		res.Records = []cases.AssertionRecord{}
+	}
 	res.Verdict = cases.ReduceVerdict(cr.records)
 	if target.Unused != nil {
 		if unused := target.Unused(); len(unused) > 0 {

@@ -204,7 +204,7 @@ func TestDeaths(t *testing.T) {
 	})
 	res := s.run("", text("Hi."))
 	d := s.result(res, "decide")
-	if d.Verdict.Status != cases.CaseFailed || !strings.Contains(d.Error, "not parked") || d.Verdict.Failures[0] != d.Error {
+	if d.Verdict.Status != cases.CaseFailed || !strings.Contains(d.Error, "steps[1] decide: ") || !strings.Contains(d.Error, "not parked") || d.Verdict.Failures[0] != d.Error {
 		t.Errorf("decide %+v", d)
 	}
 	tr := s.result(res, "trigger")
@@ -379,5 +379,47 @@ func TestReusedSessionTurnCursor(t *testing.T) {
 	res := s.run("", text("Hello again."))
 	if r := res.Results[0]; r.Verdict.Status != cases.CasePassed {
 		t.Errorf("the second run read the first run's turn: %+v", r)
+	}
+}
+
+// A typo the case can only pass vacuously with — a state, a tool, a workflow the workflow
+// does not have — is a warning on the result.
+func TestLintWarnsAboutUnknownNames(t *testing.T) {
+	s := newSuite(t, map[string]string{"typo.test.yaml": head + `mocks:
+  - tool: no_such_tool
+    result: x
+steps:
+  - send: hi
+  - trail: { to: aprove, count: 0 }
+  - notCalledTool: { name: wirte_file }
+  - calledTool: { name: read_file }
+  - ranWorkflow: { workflow: nope, count: 0 }
+`})
+	r := s.result(s.run("", toolCall("t1", "read_file", map[string]any{"file_path": "scratchpad/x"}), text("ok")), "typo")
+	got := strings.Join(r.Warnings, "\n")
+	for _, want := range []string{"mocks[0] names 'no_such_tool'", "steps[1].trail names 'aprove'", "steps[2].notCalledTool names 'wirte_file'", "steps[4].ranWorkflow names 'nope'"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "read_file") {
+		t.Errorf("a granted tool was warned about:\n%s", got)
+	}
+}
+
+// ST-42, RV-03: an executed assertion that yields no record is not "not executed"; a died
+// case names the step that died; records stay in step order.
+func TestNotExecutedOnlyAfterAStop(t *testing.T) {
+	s := newSuite(t, map[string]string{
+		"empty.test.yaml": head + "steps:\n  - send: hi\n  - variables: { expect: {} }\n  - succeeded: true\n",
+		"died.test.yaml":  head + "steps:\n  - send: hi\n  - succeeded: true\n  - decide: { to: done }\n  - succeeded: true\n",
+	})
+	res := s.run("", text("Hi."), text("Hi."))
+	if r := s.result(res, "empty"); r.Verdict.Status != cases.CasePassed || len(r.Records) != 1 || r.Records[0].Step != 2 {
+		t.Errorf("empty %+v", r)
+	}
+	d := s.result(res, "died")
+	if !strings.HasPrefix(d.Error, "steps[2] decide: ") || len(d.Records) != 2 || d.Records[0].Step != 1 || d.Records[1].Step != 3 || d.Records[1].Status != cases.AssertionNotExecuted {
+		t.Errorf("died %+v", d)
 	}
 }
