@@ -1,20 +1,15 @@
 package cases
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"math/big"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 
 	"github.com/archmax-ai/archmax/core/spec"
-	"go.yaml.in/yaml/v3"
+	"github.com/archmax-ai/archmax/core/yamltree"
 )
 
 // Issue is one schema violation of a case document (CD-70, API-04): Path addresses the
@@ -173,69 +168,13 @@ func ParseCaseDocument(file string, source []byte) (*CaseDocument, error) {
 
 // --- The YAML tree --------------------------------------------------------------
 
-type nodeKind uint8
-
-const (
-	kindNull nodeKind = iota
-	kindBool
-	kindNumber
-	kindString
-	kindSeq
-	kindMap
-)
-
-// node is a YAML value after alias and merge expansion, resolved with the YAML 1.2 core
-// schema, with the 1-based position of its source node.
-type node struct {
-	kind      nodeKind
-	str       string // kindString: the value
-	raw       string // scalars: the source text
-	num       float64
-	truth     bool
-	items     []*node
-	entries   []entry // kindMap: document order, keys unique
-	line, col int
-}
-
-// entry is one mapping pair; line and col locate its key.
-type entry struct {
-	key       string
-	line, col int
-	val       *node
-}
-
-func (n *node) get(key string) *entry {
-	for i := range n.entries {
-		if n.entries[i].key == key {
-			return &n.entries[i]
-		}
-	}
-	return nil
-}
-
-func (n *node) isScalar() bool { return n.kind != kindSeq && n.kind != kindMap }
-
-// Alias-expansion bound: an expanded tree holds at most aliasExpansionFactor times the
-// source's node count (at least aliasExpansionFloor) and never more than
-// aliasExpansionCap nodes — the bound workflow.yaml uses (spec 01 §2.13 rule 4).
-const (
-	aliasExpansionFactor = 64
-	aliasExpansionFloor  = 1 << 12
-	aliasExpansionCap    = 1 << 20
-)
-
-// YAML 1.2 core schema for plain scalars: yes/no/on/off and dates stay strings.
-var (
-	coreNull  = regexp.MustCompile(`^(?:~|null|Null|NULL)?$`)
-	coreTrue  = regexp.MustCompile(`^(?:true|True|TRUE)$`)
-	coreFalse = regexp.MustCompile(`^(?:false|False|FALSE)$`)
-	coreInt   = regexp.MustCompile(`^[-+]?[0-9]+$`)
-	coreOct   = regexp.MustCompile(`^0o[0-7]+$`)
-	coreHex   = regexp.MustCompile(`^0x[0-9a-fA-F]+$`)
-	coreFloat = regexp.MustCompile(`^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$`)
-	coreInf   = regexp.MustCompile(`^[-+]?\.(?:inf|Inf|INF)$`)
-	coreNaN   = regexp.MustCompile(`^\.(?:nan|NaN|NAN)$`)
-	yamlLine  = regexp.MustCompile(`line (\d+)`)
+// node and entry are the expanded YAML tree that core/yamltree builds: aliases expanded
+// within the bound workflow.yaml uses (spec 01 §2.13 rule 4), merge keys applied, the
+// YAML 1.2 core schema (yes/no/on/off and dates stay strings), positions. A scalar's
+// Str is its source text whatever its kind (`clock` reads it).
+type (
+	node  = yamltree.Node
+	entry = yamltree.Entry
 )
 
 // parser collects issues while reading a document.
@@ -247,259 +186,58 @@ func (p *parser) add(path string, line, col int, msg string) {
 	p.issues = append(p.issues, Issue{Path: path, Message: msg, Line: line, Column: col})
 }
 
-func (p *parser) at(path string, n *node, msg string) { p.add(path, n.line, n.col, msg) }
+func (p *parser) at(path string, n *node, msg string) { p.add(path, n.Line, n.Col, msg) }
 
 // decode reads exactly one YAML document whose root is a mapping and expands it; nil
 // when there is none (the issue recorded).
 func (p *parser) decode(src []byte) *node {
-	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) { // empty, or comments only
-			p.add("", 0, 0, msgNotMapping)
+	root, refusal := yamltree.Decode(src, yamltree.Options{Index: index, Report: p.yamlFinding})
+	if refusal == nil {
+		return root
+	}
+	switch refusal.Reason {
+	case yamltree.NoDocument: // empty, or comments only
+		p.add("", 0, 0, msgNotMapping)
+	case yamltree.SyntaxError:
+		p.yamlError(refusal)
+	case yamltree.ManyDocuments:
+		if refusal.Err != nil { // the second document does not parse
+			p.yamlError(refusal)
 		} else {
-			p.yamlError(err)
+			p.add("", refusal.Line, refusal.Col, msgMultiDoc)
 		}
-		return nil
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		p.yamlError(err)
-		return nil
-	default:
-		p.add("", next.Line, next.Column, msgMultiDoc)
-		return nil
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		line, col := doc.Line, doc.Column
-		if len(doc.Content) > 0 {
-			line, col = doc.Content[0].Line, doc.Content[0].Column
-		}
-		p.add("", line, col, msgNotMapping)
-		return nil
-	}
-	budget := max(aliasExpansionFactor*countNodes(&doc), aliasExpansionFloor)
-	x := &expander{p: p, budget: min(budget, aliasExpansionCap), active: map[*yaml.Node]bool{}}
-	root := x.convert(doc.Content[0], "")
-	if x.failed {
-		return nil
-	}
-	return root
+	case yamltree.NotMapping:
+		p.add("", refusal.Line, refusal.Col, msgNotMapping)
+	} // yamltree.Refused: the finding is already recorded
+	return nil
 }
 
-func (p *parser) yamlError(err error) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 0
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
-	}
-	p.add("", line, 0, fmt.Sprintf(msgYAMLParse, msg))
+func (p *parser) yamlError(r *yamltree.Refusal) {
+	p.add("", r.Line, 0, fmt.Sprintf(msgYAMLParse, strings.TrimPrefix(r.Err.Error(), "yaml: ")))
 }
 
-func countNodes(n *yaml.Node) int {
-	c := 1
-	for _, ch := range n.Content {
-		c += countNodes(ch)
+// yamlFinding records what the tree refused.
+func (p *parser) yamlFinding(f yamltree.Finding) {
+	var msg string
+	switch f.Problem {
+	case yamltree.AliasBomb:
+		msg = msgAliasBomb
+	case yamltree.AliasCycle:
+		msg = fmt.Sprintf(msgAliasCycle, f.Name)
+	case yamltree.DuplicateKey:
+		msg = fmt.Sprintf(msgDuplicateKey, f.Name, f.FirstLine)
+	case yamltree.NonStringKey:
+		msg = fmt.Sprintf(msgNonStringKey, jsonQuote(f.Name))
+	case yamltree.BadMerge:
+		msg = msgMerge
 	}
-	return c
-}
-
-// expander turns a yaml.Node tree into a node tree: aliases expanded within a node
-// budget, merge keys applied, duplicate and non-string keys refused.
-type expander struct {
-	p      *parser
-	budget int
-	failed bool                // the bound was hit or an alias contains itself
-	active map[*yaml.Node]bool // anchored nodes being expanded (alias cycles)
-}
-
-func (x *expander) convert(n *yaml.Node, path string) *node {
-	x.budget--
-	if x.budget < 0 || x.failed {
-		if !x.failed {
-			x.failed = true
-			x.p.add(path, n.Line, n.Column, msgAliasBomb)
-		}
-		return &node{}
-	}
-	if n.Anchor != "" {
-		x.active[n] = true
-		defer delete(x.active, n)
-	}
-	switch n.Kind {
-	case yaml.AliasNode:
-		if n.Alias == nil || x.active[n.Alias] {
-			x.failed = true
-			x.p.add(path, n.Line, n.Column, fmt.Sprintf(msgAliasCycle, n.Value))
-			return &node{line: n.Line, col: n.Column}
-		}
-		return x.convert(n.Alias, path)
-	case yaml.SequenceNode:
-		out := &node{kind: kindSeq, line: n.Line, col: n.Column, items: make([]*node, 0, len(n.Content))}
-		for i, ch := range n.Content {
-			out.items = append(out.items, x.convert(ch, index(path, i)))
-		}
-		return out
-	case yaml.MappingNode:
-		return x.mapping(n, path)
-	case yaml.DocumentNode:
-		if len(n.Content) == 0 {
-			return &node{line: n.Line, col: n.Column}
-		}
-		return x.convert(n.Content[0], path)
-	default:
-		return scalar(n)
-	}
-}
-
-// mapping builds a mapping node. Explicit keys win over merged ones (`<<`), earlier
-// merge sources over later ones; merged keys take the position of the `<<` entry.
-func (x *expander) mapping(n *yaml.Node, path string) *node {
-	out := &node{kind: kindMap, line: n.Line, col: n.Column}
-	type pair struct {
-		key   string
-		k, v  *yaml.Node
-		merge bool
-	}
-	pairs := make([]pair, 0, len(n.Content)/2)
-	explicit := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if isMergeKey(k) {
-			pairs = append(pairs, pair{k: k, v: v, merge: true})
-			continue
-		}
-		key, ok := x.key(k, path)
-		if !ok {
-			continue
-		}
-		if first, dup := explicit[key]; dup {
-			x.p.add(path, k.Line, k.Column, fmt.Sprintf(msgDuplicateKey, key, first.Line))
-			continue
-		}
-		explicit[key] = k
-		pairs = append(pairs, pair{key: key, k: k, v: v})
-	}
-	present := map[string]bool{}
-	for _, pr := range pairs {
-		if !pr.merge {
-			present[pr.key] = true
-			val := x.convert(pr.v, join(path, pr.key))
-			if val.kind == kindNull && pr.v.Kind == yaml.ScalarNode && pr.v.Value == "" {
-				val.line, val.col = pr.k.Line, pr.k.Column // an empty value is found at its key
-			}
-			out.entries = append(out.entries, entry{key: pr.key, line: pr.k.Line, col: pr.k.Column, val: val})
-			continue
-		}
-		src := x.convert(pr.v, path)
-		sources := []*node{src}
-		if src.kind == kindSeq {
-			sources = src.items
-		}
-		for _, m := range sources {
-			if m.kind != kindMap {
-				x.p.add(path, pr.k.Line, pr.k.Column, msgMerge)
-				continue
-			}
-			for _, e := range m.entries {
-				if explicit[e.key] == nil && !present[e.key] {
-					present[e.key] = true
-					out.entries = append(out.entries, e)
-				}
-			}
-		}
-	}
-	return out
-}
-
-func isMergeKey(k *yaml.Node) bool {
-	return k.Kind == yaml.ScalarNode && k.Value == "<<" &&
-		k.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 &&
-		(k.Style&yaml.TaggedStyle == 0 || k.Tag == "!!merge")
-}
-
-// key resolves a mapping key, which must be a string scalar.
-func (x *expander) key(k *yaml.Node, path string) (string, bool) {
-	if k.Kind == yaml.AliasNode && k.Alias != nil {
-		k = k.Alias
-	}
-	if k.Kind == yaml.ScalarNode {
-		if v := scalar(k); v.kind == kindString {
-			return v.str, true
-		}
-	}
-	x.p.add(path, k.Line, k.Column, fmt.Sprintf(msgNonStringKey, jsonQuote(k.Value)))
-	return "", false
-}
-
-// scalar resolves a scalar node: quoted, block and explicitly string-like tagged scalars
-// are strings; plain ones follow the YAML 1.2 core schema.
-func scalar(n *yaml.Node) *node {
-	out := &node{kind: kindString, str: n.Value, raw: n.Value, line: n.Line, col: n.Column}
-	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-		return out
-	}
-	if n.Style&yaml.TaggedStyle != 0 {
-		switch n.Tag {
-		case "!!null", "!!bool", "!!int", "!!float":
-		default: // !!str, !!timestamp, !!binary and custom tags keep their text
-			return out
-		}
-	}
-	resolvePlain(out, n.Value)
-	return out
-}
-
-// resolvePlain sets out's kind and value as the core schema reads the plain text v.
-func resolvePlain(out *node, v string) {
-	if v != "" && !strings.ContainsRune("0123456789+-.~nNtTfF", rune(v[0])) {
-		return // no core-schema null, bool or number starts otherwise
-	}
-	switch {
-	case coreNull.MatchString(v):
-		out.kind = kindNull
-	case coreTrue.MatchString(v), coreFalse.MatchString(v):
-		out.kind, out.truth = kindBool, coreTrue.MatchString(v)
-	case coreOct.MatchString(v), coreHex.MatchString(v):
-		base := 8
-		if v[1] == 'x' {
-			base = 16
-		}
-		i, _ := new(big.Int).SetString(v[2:], base)
-		out.kind = kindNumber
-		out.num, _ = new(big.Float).SetInt(i).Float64() // beyond 2^53 rounds, as in JavaScript
-	case coreInt.MatchString(v), coreFloat.MatchString(v):
-		f, _ := strconv.ParseFloat(v, 64) // out-of-range values round to ±Inf, as in JavaScript
-		out.kind, out.num = kindNumber, f
-	case coreInf.MatchString(v):
-		out.kind, out.num = kindNumber, math.Inf(1)
-		if v[0] == '-' {
-			out.num = math.Inf(-1)
-		}
-	case coreNaN.MatchString(v):
-		out.kind, out.num = kindNumber, math.NaN()
-	}
-}
-
-// plainIsString reports whether the plain scalar text s reads back as the string s.
-func plainIsString(s string) bool {
-	n := &node{kind: kindString}
-	resolvePlain(n, s)
-	return n.kind == kindString
+	p.add(f.Path, f.Line, f.Col, msg)
 }
 
 // --- Paths and shared readers ---------------------------------------------------
 
 // join renders a key under path: `steps[2].reply`.
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
+func join(path, key string) string { return yamltree.Join(path, key) }
 
 // index renders a list index under path: `steps[2]`.
 func index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
@@ -517,10 +255,10 @@ func quoteKeys(keys []string) string {
 // unrecognized-keys issue per mapping), positioned at the first of them.
 func (p *parser) strict(n *node, path string, known []string, fn func(e *entry, path string)) {
 	var unknown []*entry
-	for i := range n.entries {
-		e := &n.entries[i]
-		if slices.Contains(known, e.key) {
-			fn(e, join(path, e.key))
+	for i := range n.Entries {
+		e := &n.Entries[i]
+		if slices.Contains(known, e.Key) {
+			fn(e, join(path, e.Key))
 		} else {
 			unknown = append(unknown, e)
 		}
@@ -528,53 +266,53 @@ func (p *parser) strict(n *node, path string, known []string, fn func(e *entry, 
 	if len(unknown) > 0 {
 		keys := make([]string, len(unknown))
 		for i, e := range unknown {
-			keys[i] = e.key
+			keys[i] = e.Key
 		}
-		p.add(path, unknown[0].line, unknown[0].col, fmt.Sprintf(msgUnknownKey, quoteKeys(keys)))
+		p.add(path, unknown[0].Line, unknown[0].Col, fmt.Sprintf(msgUnknownKey, quoteKeys(keys)))
 	}
 }
 
 // nonEmpty reads a string of at least one character (REF: z.string().min(1)).
 func (p *parser) nonEmpty(n *node, path, msg string) (string, bool) {
-	if n.kind != kindString || n.str == "" {
+	if n.Kind != yamltree.String || n.Str == "" {
 		p.at(path, n, msg)
 		return "", false
 	}
-	return n.str, true
+	return n.Str, true
 }
 
 // required reports a missing required key at its own path, positioned at its mapping.
 func (p *parser) required(n *node, path, key, msg string) {
-	if n.get(key) == nil {
+	if n.Entry(key) == nil {
 		p.at(join(path, key), n, msg)
 	}
 }
 
 // count reads an integer ≥ 0 (a JavaScript safe integer).
 func (p *parser) count(n *node, path string) (int, bool) {
-	if n.kind != kindNumber || n.num != math.Trunc(n.num) || n.num < 0 || n.num > 1<<53 {
+	if n.Kind != yamltree.Number || n.Num != math.Trunc(n.Num) || n.Num < 0 || n.Num > 1<<53 {
 		p.at(path, n, msgCount)
 		return 0, false
 	}
-	return int(n.num), true
+	return int(n.Num), true
 }
 
 // value converts a node to a Value.
 func value(n *node) Value {
-	switch n.kind {
-	case kindBool:
-		return BoolValue(n.truth)
-	case kindNumber:
-		return NumberValue(n.num)
-	case kindString:
-		return StringValue(n.str)
-	case kindSeq:
-		items := make([]Value, len(n.items))
-		for i, it := range n.items {
+	switch n.Kind {
+	case yamltree.Bool:
+		return BoolValue(n.Truth)
+	case yamltree.Number:
+		return NumberValue(n.Num)
+	case yamltree.String:
+		return StringValue(n.Str)
+	case yamltree.Seq:
+		items := make([]Value, len(n.Items))
+		for i, it := range n.Items {
 			items[i] = value(it)
 		}
 		return Value{Kind: ValueList, List: items}
-	case kindMap:
+	case yamltree.Map:
 		return Value{Kind: ValueMap, Map: fields(n)}
 	}
 	return Value{}
@@ -582,12 +320,12 @@ func value(n *node) Value {
 
 // fields converts a mapping node to Fields; an empty mapping is nil.
 func fields(n *node) Fields {
-	if len(n.entries) == 0 {
+	if len(n.Entries) == 0 {
 		return nil
 	}
-	out := make(Fields, len(n.entries))
-	for i, e := range n.entries {
-		out[i] = Field{Key: e.key, Value: value(e.val)}
+	out := make(Fields, len(n.Entries))
+	for i, e := range n.Entries {
+		out[i] = Field{Key: e.Key, Value: value(e.Val)}
 	}
 	return out
 }
@@ -602,23 +340,23 @@ func (p *parser) regex(s string, n *node, path string) {
 // matcher reads a `whenInput` / `input` mapping, validating every string leaf — inside
 // lists too — as a potential regex (MT-05, MT-10).
 func (p *parser) matcher(n *node, path string) (Fields, bool) {
-	if n.kind != kindMap {
+	if n.Kind != yamltree.Map {
 		p.at(path, n, msgMatcher)
 		return nil, false
 	}
 	before := len(p.issues)
 	var walk func(n *node, path string)
 	walk = func(n *node, path string) {
-		switch n.kind {
-		case kindString:
-			p.regex(n.str, n, path)
-		case kindSeq:
-			for i, it := range n.items {
+		switch n.Kind {
+		case yamltree.String:
+			p.regex(n.Str, n, path)
+		case yamltree.Seq:
+			for i, it := range n.Items {
 				walk(it, index(path, i))
 			}
-		case kindMap:
-			for _, e := range n.entries {
-				walk(e.val, join(path, e.key))
+		case yamltree.Map:
+			for _, e := range n.Entries {
+				walk(e.Val, join(path, e.Key))
 			}
 		}
 	}
@@ -629,13 +367,13 @@ func (p *parser) matcher(n *node, path string) (Fields, bool) {
 // variableMap reads a name → value mapping whose names must be variable names (CD-30,
 // ST-03); typeMsg refuses a value that is not a mapping.
 func (p *parser) variableMap(n *node, path, typeMsg string) Fields {
-	if n.kind != kindMap {
+	if n.Kind != yamltree.Map {
 		p.at(path, n, typeMsg)
 		return nil
 	}
-	for _, e := range n.entries {
-		if !spec.IsVariableName(e.key) {
-			p.add(join(path, e.key), e.line, e.col, msgVariableName)
+	for _, e := range n.Entries {
+		if !spec.IsVariableName(e.Key) {
+			p.add(join(path, e.Key), e.Line, e.Col, msgVariableName)
 		}
 	}
 	return fields(n)
@@ -689,39 +427,39 @@ func (p *parser) document(root *node) *CaseDocument {
 	doc := &CaseDocument{}
 	doc.Title = p.prose(root, "title", msgTitleRequired, msgTitleTooLong, CaseTitleMaxLength, true)
 	doc.Description = p.prose(root, "description", msgDescriptionRequired, msgDescriptionTooLong, CaseDescriptionMaxLength, false)
-	if e := root.get("skip"); e != nil {
-		doc.Skip, _ = p.nonEmpty(e.val, "skip", msgSkip)
+	if e := root.Entry("skip"); e != nil {
+		doc.Skip, _ = p.nonEmpty(e.Val, "skip", msgSkip)
 	}
-	if e := root.get("trigger"); e != nil {
-		doc.Trigger = p.trigger(e.val)
+	if e := root.Entry("trigger"); e != nil {
+		doc.Trigger = p.trigger(e.Val)
 	}
-	if e := root.get("variables"); e != nil {
-		doc.Variables = p.variableMap(e.val, "variables", msgVariables)
+	if e := root.Entry("variables"); e != nil {
+		doc.Variables = p.variableMap(e.Val, "variables", msgVariables)
 	}
-	if e := root.get("workspace"); e != nil {
-		doc.Workspace = p.workspace(e.val)
+	if e := root.Entry("workspace"); e != nil {
+		doc.Workspace = p.workspace(e.Val)
 	}
-	if e := root.get("mocks"); e != nil {
-		doc.Mocks = p.mocks(e.val)
+	if e := root.Entry("mocks"); e != nil {
+		doc.Mocks = p.mocks(e.Val)
 	}
-	if e := root.get("clock"); e != nil {
-		doc.Clock = p.clock(e.val)
+	if e := root.Entry("clock"); e != nil {
+		doc.Clock = p.clock(e.Val)
 	}
-	if e := root.get("steps"); e != nil {
-		doc.Steps = p.steps(e.val)
+	if e := root.Entry("steps"); e != nil {
+		doc.Steps = p.steps(e.Val)
 	}
 	var unknown []*entry
-	for i := range root.entries {
-		if e := &root.entries[i]; !slices.Contains(TopLevelKeys, e.key) {
+	for i := range root.Entries {
+		if e := &root.Entries[i]; !slices.Contains(TopLevelKeys, e.Key) {
 			unknown = append(unknown, e)
 		}
 	}
 	if len(unknown) > 0 {
 		keys := make([]string, len(unknown))
 		for i, e := range unknown {
-			keys[i] = e.key
+			keys[i] = e.Key
 		}
-		p.add("", unknown[0].line, unknown[0].col,
+		p.add("", unknown[0].Line, unknown[0].Col,
 			fmt.Sprintf(msgUnknownTopKey, quoteKeys(keys), strings.Join(TopLevelKeys, ", ")))
 	}
 	return doc
@@ -730,20 +468,20 @@ func (p *parser) document(root *node) *CaseDocument {
 // prose reads title or description (CD-01): a string whose collapsed form is non-empty
 // and at most limit UTF-16 code units; a title must not span lines after trimming.
 func (p *parser) prose(root *node, key, requiredMsg, tooLongMsg string, limit int, title bool) string {
-	e := root.get(key)
+	e := root.Entry(key)
 	if e == nil {
 		p.at(key, root, requiredMsg)
 		return ""
 	}
-	n := e.val
+	n := e.Val
 	collapsed := ""
-	if n.kind == kindString {
-		collapsed = collapseWhitespace(n.str)
+	if n.Kind == yamltree.String {
+		collapsed = collapseWhitespace(n.Str)
 	}
 	switch {
 	case collapsed == "":
 		p.at(key, n, requiredMsg)
-	case title && strings.Contains(jsTrim(n.str), "\n"):
+	case title && strings.Contains(jsTrim(n.Str), "\n"):
 		p.at(key, n, msgTitleSingleLine)
 	case utf16Length(collapsed) > limit:
 		p.at(key, n, fmt.Sprintf(tooLongMsg, utf16Length(collapsed)))
@@ -753,29 +491,29 @@ func (p *parser) prose(root *node, key, requiredMsg, tooLongMsg string, limit in
 
 // trigger reads `trigger: { id }` (CD-20); `args` gets its pointer to variables.
 func (p *parser) trigger(n *node) *TriggerDecl {
-	if n.kind != kindMap {
+	if n.Kind != yamltree.Map {
 		p.at("trigger", n, msgTrigger)
 		return nil
 	}
 	decl := &TriggerDecl{}
 	var unknown []string
 	var first *entry
-	for i := range n.entries {
-		e := &n.entries[i]
-		switch e.key {
+	for i := range n.Entries {
+		e := &n.Entries[i]
+		switch e.Key {
 		case "id":
-			decl.ID, _ = p.nonEmpty(e.val, "trigger.id", msgTriggerID)
+			decl.ID, _ = p.nonEmpty(e.Val, "trigger.id", msgTriggerID)
 		case "args":
-			p.add("", e.line, e.col, msgTriggerArgs)
+			p.add("", e.Line, e.Col, msgTriggerArgs)
 		default:
 			if first == nil {
 				first = e
 			}
-			unknown = append(unknown, e.key)
+			unknown = append(unknown, e.Key)
 		}
 	}
 	if first != nil {
-		p.add("trigger", first.line, first.col, fmt.Sprintf(msgUnknownKey, quoteKeys(unknown)))
+		p.add("trigger", first.Line, first.Col, fmt.Sprintf(msgUnknownKey, quoteKeys(unknown)))
 	}
 	p.required(n, "trigger", "id", msgTriggerID)
 	return decl
@@ -783,54 +521,54 @@ func (p *parser) trigger(n *node) *TriggerDecl {
 
 // workspace reads `workspace:` (CD-40…CD-44).
 func (p *parser) workspace(n *node) []WorkspaceEntry {
-	if n.kind != kindMap {
+	if n.Kind != yamltree.Map {
 		p.at("workspace", n, msgWorkspace)
 		return nil
 	}
 	var out []WorkspaceEntry
-	for _, e := range n.entries {
-		path := join("workspace", e.key)
-		if e.key == "" {
-			p.add("workspace", e.line, e.col, msgWorkspacePath)
+	for _, e := range n.Entries {
+		path := join("workspace", e.Key)
+		if e.Key == "" {
+			p.add("workspace", e.Line, e.Col, msgWorkspacePath)
 		}
-		v := e.val
-		if v.kind == kindMap && len(v.entries) == 1 && v.entries[0].key == "from" {
-			from, _ := p.nonEmpty(v.entries[0].val, path, msgFrom)
-			out = append(out, WorkspaceEntry{Path: e.key, Source: WorkspaceFile, From: from})
+		v := e.Val
+		if v.Kind == yamltree.Map && len(v.Entries) == 1 && v.Entries[0].Key == "from" {
+			from, _ := p.nonEmpty(v.Entries[0].Val, path, msgFrom)
+			out = append(out, WorkspaceEntry{Path: e.Key, Source: WorkspaceFile, From: from})
 			continue
 		}
-		out = append(out, WorkspaceEntry{Path: e.key, Source: WorkspaceInline, Content: value(v)})
+		out = append(out, WorkspaceEntry{Path: e.Key, Source: WorkspaceInline, Content: value(v)})
 	}
 	return out
 }
 
 // mocks reads `mocks:` (CD-50, CD-51).
 func (p *parser) mocks(n *node) []Mock {
-	if n.kind != kindSeq {
+	if n.Kind != yamltree.Seq {
 		p.at("mocks", n, msgMocksList)
 		return nil
 	}
 	var out []Mock
-	for i, it := range n.items {
+	for i, it := range n.Items {
 		path := index("mocks", i)
-		if it.kind != kindMap {
+		if it.Kind != yamltree.Map {
 			p.at(path, it, msgMock)
 			continue
 		}
 		var m Mock
 		p.strict(it, path, []string{"tool", "whenInput", "result"}, func(e *entry, f string) {
-			switch e.key {
+			switch e.Key {
 			case "tool":
-				if name, ok := p.nonEmpty(e.val, f, msgMockTool); ok {
+				if name, ok := p.nonEmpty(e.Val, f, msgMockTool); ok {
 					m.Name = name
 					if slices.Contains(mockRefusedTools, name) {
-						p.at(f, e.val, fmt.Sprintf(msgMockControl, name))
+						p.at(f, e.Val, fmt.Sprintf(msgMockControl, name))
 					}
 				}
 			case "whenInput":
-				m.WhenInput, _ = p.matcher(e.val, f)
+				m.WhenInput, _ = p.matcher(e.Val, f)
 			case "result":
-				m.Result = value(e.val)
+				m.Result = value(e.Val)
 			}
 		})
 		p.required(it, path, "tool", msgMockTool)
@@ -842,61 +580,61 @@ func (p *parser) mocks(n *node) []Mock {
 
 // clock reads `clock:` from its raw scalar text (CD-60).
 func (p *parser) clock(n *node) string {
-	if !n.isScalar() || n.kind == kindNull {
+	if !n.IsScalar() || n.Kind == yamltree.Null {
 		p.at("clock", n, msgClockShape)
 		return ""
 	}
-	switch _, reason := parseClock(n.raw); reason {
+	switch _, reason := parseClock(n.Str); reason {
 	case clockNoZone:
-		p.at("clock", n, fmt.Sprintf(msgClockNoZone, "'"+n.raw+"'"))
+		p.at("clock", n, fmt.Sprintf(msgClockNoZone, "'"+n.Str+"'"))
 	case clockImpossible:
-		p.at("clock", n, fmt.Sprintf(msgClockInvalid, "'"+n.raw+"'"))
+		p.at("clock", n, fmt.Sprintf(msgClockInvalid, "'"+n.Str+"'"))
 	}
-	return n.raw
+	return n.Str
 }
 
 // --- Steps ------------------------------------------------------------------------
 
 func (p *parser) steps(n *node) []Step {
-	if n.kind != kindSeq {
+	if n.Kind != yamltree.Seq {
 		p.at("steps", n, msgStepsList)
 		return nil
 	}
 	var out []Step
 	hasAction := false
-	for i, it := range n.items {
+	for i, it := range n.Items {
 		path := index("steps", i)
-		if it.kind != kindMap {
+		if it.Kind != yamltree.Map {
 			p.at(path, it, msgStepShape)
 			continue
 		}
-		if len(it.entries) != 1 {
+		if len(it.Entries) != 1 {
 			keys := "none"
-			if len(it.entries) > 0 {
-				ks := make([]string, len(it.entries))
-				for j, e := range it.entries {
-					ks[j] = e.key
+			if len(it.Entries) > 0 {
+				ks := make([]string, len(it.Entries))
+				for j, e := range it.Entries {
+					ks[j] = e.Key
 				}
 				keys = strings.Join(ks, ", ")
 			}
 			p.at(path, it, fmt.Sprintf(msgStepKeys, keys))
 			continue
 		}
-		e := it.entries[0]
-		kind := StepKind(e.key)
-		f := join(path, e.key)
+		e := it.Entries[0]
+		kind := StepKind(e.Key)
+		f := join(path, e.Key)
 		var step Step
 		switch {
 		case kind.IsAction(): // a malformed action still counts as the action above (CD-72)
 			hasAction = true
-			step = p.action(kind, e.val, f)
+			step = p.action(kind, e.Val, f)
 		case kind.IsAssertion():
 			if !hasAction {
 				p.at(path, it, fmt.Sprintf(msgNoPrecedingAction, kind))
 			}
-			step = p.assertion(kind, e.val, f)
+			step = p.assertion(kind, e.Val, f)
 		default:
-			p.add(path, e.line, e.col, fmt.Sprintf(msgUnknownStep, e.key, kindList(ActionKinds), kindList(AssertionKinds)))
+			p.add(path, e.Line, e.Col, fmt.Sprintf(msgUnknownStep, e.Key, kindList(ActionKinds), kindList(AssertionKinds)))
 			continue
 		}
 		if step != nil {
@@ -921,36 +659,36 @@ func (p *parser) action(kind StepKind, n *node, path string) Step {
 		msg, _ := p.nonEmpty(n, path, msgSend)
 		return SendStep{Message: msg}
 	case StepDecide:
-		if n.kind != kindMap {
+		if n.Kind != yamltree.Map {
 			p.at(path, n, msgDecide)
 			return nil
 		}
 		var s DecideStep
 		p.strict(n, path, []string{"to", "comment"}, func(e *entry, f string) {
-			switch e.key {
+			switch e.Key {
 			case "to":
-				s.To, _ = p.nonEmpty(e.val, f, msgDecideTo)
+				s.To, _ = p.nonEmpty(e.Val, f, msgDecideTo)
 			case "comment":
-				if e.val.kind != kindString {
-					p.at(f, e.val, msgComment)
+				if e.Val.Kind != yamltree.String {
+					p.at(f, e.Val, msgComment)
 				}
-				s.Comment = e.val.str
+				s.Comment = e.Val.Str
 			}
 		})
 		p.required(n, path, "to", msgDecideTo)
 		return s
 	default: // StepDeliver
-		if n.kind != kindMap {
+		if n.Kind != yamltree.Map {
 			p.at(path, n, msgDeliver)
 			return nil
 		}
 		var s DeliverStep
 		p.strict(n, path, []string{"trigger", "variables"}, func(e *entry, f string) {
-			switch e.key {
+			switch e.Key {
 			case "trigger":
-				s.Trigger, _ = p.nonEmpty(e.val, f, msgTriggerID)
+				s.Trigger, _ = p.nonEmpty(e.Val, f, msgTriggerID)
 			case "variables":
-				s.Variables = p.variableMap(e.val, f, msgDeliverVars)
+				s.Variables = p.variableMap(e.Val, f, msgDeliverVars)
 			}
 		})
 		p.required(n, path, "trigger", msgTriggerID)
@@ -962,7 +700,7 @@ func (p *parser) action(kind StepKind, n *node, path string) Step {
 func (p *parser) assertion(kind StepKind, n *node, path string) Step {
 	switch kind {
 	case StepSucceeded, StepUsedNoTools, StepNoTraversal:
-		if n.kind != kindBool || !n.truth {
+		if n.Kind != yamltree.Bool || !n.Truth {
 			p.at(path, n, fmt.Sprintf(msgLiteralTrue, kind))
 		}
 		switch kind {
@@ -1008,20 +746,20 @@ func (p *parser) assertion(kind StepKind, n *node, path string) Step {
 func (p *parser) parked(n *node, path string) Step {
 	var a ParkedAssertion
 	switch {
-	case n.kind == kindBool && n.truth:
-	case n.kind == kindString && (n.str == ChannelDecision || n.str == ChannelInput):
-		a.Channel = n.str
-	case n.kind == kindMap:
+	case n.Kind == yamltree.Bool && n.Truth:
+	case n.Kind == yamltree.String && (n.Str == ChannelDecision || n.Str == ChannelInput):
+		a.Channel = n.Str
+	case n.Kind == yamltree.Map:
 		p.strict(n, path, []string{"channel", "state"}, func(e *entry, f string) {
-			switch e.key {
+			switch e.Key {
 			case "channel":
-				if v := e.val; v.kind == kindString && (v.str == ChannelDecision || v.str == ChannelInput) {
-					a.Channel = v.str
+				if v := e.Val; v.Kind == yamltree.String && (v.Str == ChannelDecision || v.Str == ChannelInput) {
+					a.Channel = v.Str
 				} else {
 					p.at(f, v, msgChannel)
 				}
 			case "state":
-				a.State, _ = p.nonEmpty(e.val, f, msgStateSlug)
+				a.State, _ = p.nonEmpty(e.Val, f, msgStateSlug)
 			}
 		})
 	default:
@@ -1034,22 +772,22 @@ func (p *parser) parked(n *node, path string) Step {
 func (p *parser) raised(n *node, path string) Step {
 	var a RaisedAssertion
 	switch {
-	case n.kind == kindBool && n.truth:
-	case n.kind == kindString && n.str != "":
-		a.Code = n.str
-	case n.kind == kindMap:
+	case n.Kind == yamltree.Bool && n.Truth:
+	case n.Kind == yamltree.String && n.Str != "":
+		a.Code = n.Str
+	case n.Kind == yamltree.Map:
 		p.strict(n, path, []string{"code", "reason"}, func(e *entry, f string) {
-			switch e.key {
+			switch e.Key {
 			case "code":
-				a.Code, _ = p.nonEmpty(e.val, f, msgRaisedCode)
+				a.Code, _ = p.nonEmpty(e.Val, f, msgRaisedCode)
 			case "reason":
-				if reason, ok := p.nonEmpty(e.val, f, msgRaisedReason); ok {
+				if reason, ok := p.nonEmpty(e.Val, f, msgRaisedReason); ok {
 					a.Reason = reason
-					p.regex(reason, e.val, f)
+					p.regex(reason, e.Val, f)
 				}
 			}
 		})
-		if n.get("code") == nil && n.get("reason") == nil {
+		if n.Entry("code") == nil && n.Entry("reason") == nil {
 			p.at(path, n, msgRaisedEmpty)
 		}
 	default:
@@ -1061,42 +799,42 @@ func (p *parser) raised(n *node, path string) Step {
 // variablesAssertion reads `variables: { expect, path?, locked? }` (AX-04).
 func (p *parser) variablesAssertion(n *node, path string) Step {
 	var a VariablesAssertion
-	if n.kind != kindMap {
+	if n.Kind != yamltree.Map {
 		p.at(path, n, msgVariablesStep)
 		return a
 	}
 	p.strict(n, path, []string{"expect", "path", "locked"}, func(e *entry, f string) {
-		v := e.val
-		switch e.key {
+		v := e.Val
+		switch e.Key {
 		case "expect":
-			if v.kind != kindMap {
+			if v.Kind != yamltree.Map {
 				p.at(f, v, msgExpect)
 				return
 			}
 			a.Expect = fields(v)
 		case "path":
-			if v.kind != kindMap {
+			if v.Kind != yamltree.Map {
 				p.at(f, v, msgPathMap)
 				return
 			}
-			for _, pe := range v.entries {
-				if pe.val.kind != kindString {
-					p.at(join(f, pe.key), pe.val, msgPathValue)
+			for _, pe := range v.Entries {
+				if pe.Val.Kind != yamltree.String {
+					p.at(join(f, pe.Key), pe.Val, msgPathValue)
 					continue
 				}
-				a.Path = append(a.Path, VariablePath{Name: pe.key, Path: pe.val.str})
+				a.Path = append(a.Path, VariablePath{Name: pe.Key, Path: pe.Val.Str})
 			}
 		case "locked":
-			if v.kind != kindMap {
+			if v.Kind != yamltree.Map {
 				p.at(f, v, msgLockedMap)
 				return
 			}
-			for _, le := range v.entries {
-				if le.val.kind != kindBool {
-					p.at(join(f, le.key), le.val, msgLockedValue)
+			for _, le := range v.Entries {
+				if le.Val.Kind != yamltree.Bool {
+					p.at(join(f, le.Key), le.Val, msgLockedValue)
 					continue
 				}
-				a.Locked = append(a.Locked, VariableLock{Name: le.key, Locked: le.val.truth})
+				a.Locked = append(a.Locked, VariableLock{Name: le.Key, Locked: le.Val.Truth})
 			}
 		}
 	})
@@ -1107,19 +845,19 @@ func (p *parser) variablesAssertion(n *node, path string) Step {
 // reply reads `reply: { includes?, excludes? }` (AX-06).
 func (p *parser) reply(n *node, path string) Step {
 	var a ReplyAssertion
-	if n.kind != kindMap {
+	if n.Kind != yamltree.Map {
 		p.at(path, n, msgReply)
 		return a
 	}
 	p.strict(n, path, []string{"includes", "excludes"}, func(e *entry, f string) {
-		tokens := p.tokens(e.val, f)
-		if e.key == "includes" {
+		tokens := p.tokens(e.Val, f)
+		if e.Key == "includes" {
 			a.Includes = tokens
 		} else {
 			a.Excludes = tokens
 		}
 	})
-	if n.get("includes") == nil && n.get("excludes") == nil {
+	if n.Entry("includes") == nil && n.Entry("excludes") == nil {
 		p.at(path, n, msgReplyEmpty)
 	}
 	return a
@@ -1127,20 +865,20 @@ func (p *parser) reply(n *node, path string) Step {
 
 // tokens reads one reply token or a list of them; an empty list is nil (API-06).
 func (p *parser) tokens(n *node, path string) []string {
-	switch n.kind {
-	case kindString:
-		p.regex(n.str, n, path)
-		return []string{n.str}
-	case kindSeq:
+	switch n.Kind {
+	case yamltree.String:
+		p.regex(n.Str, n, path)
+		return []string{n.Str}
+	case yamltree.Seq:
 		var out []string
-		for i, it := range n.items {
+		for i, it := range n.Items {
 			f := index(path, i)
-			if it.kind != kindString {
+			if it.Kind != yamltree.String {
 				p.at(f, it, msgToken)
 				continue
 			}
-			p.regex(it.str, it, f)
-			out = append(out, it.str)
+			p.regex(it.Str, it, f)
+			out = append(out, it.Str)
 		}
 		return out
 	}
@@ -1151,16 +889,16 @@ func (p *parser) tokens(n *node, path string) []string {
 // toolPattern reads `{ name, input? }` (AX-07…AX-09).
 func (p *parser) toolPattern(n *node, path string) ToolPattern {
 	var tp ToolPattern
-	if n.kind != kindMap {
+	if n.Kind != yamltree.Map {
 		p.at(path, n, msgToolStep)
 		return tp
 	}
 	p.strict(n, path, []string{"name", "input"}, func(e *entry, f string) {
-		switch e.key {
+		switch e.Key {
 		case "name":
-			tp.Name, _ = p.nonEmpty(e.val, f, msgToolName)
+			tp.Name, _ = p.nonEmpty(e.Val, f, msgToolName)
 		case "input":
-			tp.Input, _ = p.matcher(e.val, f)
+			tp.Input, _ = p.matcher(e.Val, f)
 		}
 	})
 	p.required(n, path, "name", msgToolName)
@@ -1170,18 +908,18 @@ func (p *parser) toolPattern(n *node, path string) ToolPattern {
 // trail reads `trail: { to?, kind?, reason?, count }` (AX-11).
 func (p *parser) trail(n *node, path string) Step {
 	var a TrailAssertion
-	if n.kind != kindMap {
+	if n.Kind != yamltree.Map {
 		p.at(path, n, msgTrail)
 		return a
 	}
 	p.strict(n, path, []string{"to", "kind", "reason", "count"}, func(e *entry, f string) {
-		v := e.val
-		switch e.key {
+		v := e.Val
+		switch e.Key {
 		case "to":
 			a.To, _ = p.nonEmpty(v, f, msgStateSlug)
 		case "kind":
-			if v.kind == kindString && slices.Contains(TrailKinds, v.str) {
-				a.TrailKind = v.str
+			if v.Kind == yamltree.String && slices.Contains(TrailKinds, v.Str) {
+				a.TrailKind = v.Str
 			} else {
 				p.at(f, v, msgTrailKind)
 			}
@@ -1191,7 +929,7 @@ func (p *parser) trail(n *node, path string) Step {
 			a.Count, _ = p.count(v, f)
 		}
 	})
-	if n.get("to") == nil && n.get("kind") == nil && n.get("reason") == nil {
+	if n.Entry("to") == nil && n.Entry("kind") == nil && n.Entry("reason") == nil {
 		p.at(path, n, msgTrailEmpty)
 	}
 	p.required(n, path, "count", msgCount)
@@ -1201,18 +939,18 @@ func (p *parser) trail(n *node, path string) Step {
 // ranWorkflow reads `ranWorkflow: { workflow, status?, count? }` (AX-14).
 func (p *parser) ranWorkflow(n *node, path string) Step {
 	a := RanWorkflowAssertion{Status: StatusOK}
-	if n.kind != kindMap {
+	if n.Kind != yamltree.Map {
 		p.at(path, n, msgRanWorkflow)
 		return a
 	}
 	p.strict(n, path, []string{"workflow", "status", "count"}, func(e *entry, f string) {
-		v := e.val
-		switch e.key {
+		v := e.Val
+		switch e.Key {
 		case "workflow":
 			a.Workflow, _ = p.nonEmpty(v, f, msgWorkflowSlug)
 		case "status":
-			if v.kind == kindString && (v.str == StatusOK || v.str == StatusError) {
-				a.Status = v.str
+			if v.Kind == yamltree.String && (v.Str == StatusOK || v.Str == StatusError) {
+				a.Status = v.Str
 			} else {
 				p.at(f, v, msgStatus)
 			}
@@ -1229,21 +967,21 @@ func (p *parser) ranWorkflow(n *node, path string) Step {
 // grade reads `grade: { closedQA, atLeast }` (AX-15).
 func (p *parser) grade(n *node, path string) Step {
 	var a GradeAssertion
-	if n.kind != kindMap {
+	if n.Kind != yamltree.Map {
 		p.at(path, n, msgGrade)
 		return a
 	}
 	p.strict(n, path, []string{"closedQA", "atLeast"}, func(e *entry, f string) {
-		v := e.val
-		switch e.key {
+		v := e.Val
+		switch e.Key {
 		case "closedQA":
 			a.ClosedQA, _ = p.nonEmpty(v, f, msgClosedQA)
 		case "atLeast":
-			if v.kind != kindNumber || !(v.num >= 0 && v.num <= 1) {
+			if v.Kind != yamltree.Number || !(v.Num >= 0 && v.Num <= 1) {
 				p.at(f, v, msgAtLeast)
 				return
 			}
-			a.AtLeast = v.num
+			a.AtLeast = v.Num
 		}
 	})
 	p.required(n, path, "closedQA", msgClosedQA)

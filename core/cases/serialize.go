@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/yamltree"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -259,7 +260,7 @@ func put(m *yaml.Node, key string, v *yaml.Node) { m.Content = append(m.Content,
 // requires it, or a literal block for multi-line text.
 func stringNode(s string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-	if !plainIsString(s) || slices.Contains(yaml11Booleans, s) || strings.ContainsAny(s, "\r\u0085\u2028\u2029") {
+	if yamltree.Plain(s).Kind != yamltree.String || slices.Contains(yaml11Booleans, s) || strings.ContainsAny(s, "\r\u0085\u2028\u2029") {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	return n

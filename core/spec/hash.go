@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/archmax-ai/archmax/core/yamltree"
 )
 
 // Hash is the specHash (spec 01 §9.1): the first 32 lowercase hex characters of
@@ -31,7 +33,7 @@ func (s *MachineSpec) SnapshotJSON() []byte {
 
 func (s *MachineSpec) governing() *node {
 	if s.doc == nil {
-		return &node{kind: kindMap}
+		return &node{Kind: yamltree.Map}
 	}
 	return s.doc
 }
@@ -39,30 +41,30 @@ func (s *MachineSpec) governing() *node {
 // appendJSON writes n as compact JSON; sorted orders object keys by UTF-16 code
 // units (stableStringify), otherwise document order (JSON.stringify).
 func appendJSON(b []byte, n *node, sorted bool) []byte {
-	switch n.kind {
-	case kindSeq:
+	switch n.Kind {
+	case yamltree.Seq:
 		b = append(b, '[')
-		for i, it := range n.items {
+		for i, it := range n.Items {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = appendJSON(b, it, sorted)
 		}
 		return append(b, ']')
-	case kindMap:
-		entries := n.entries
+	case yamltree.Map:
+		entries := n.Entries
 		if sorted {
 			entries = slices.Clone(entries)
-			slices.SortFunc(entries, func(a, c entry) int { return compareUTF16(a.key, c.key) })
+			slices.SortFunc(entries, func(a, c entry) int { return compareUTF16(a.Key, c.Key) })
 		}
 		b = append(b, '{')
 		for i, e := range entries {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, e.key)
+			b = appendJSONString(b, e.Key)
 			b = append(b, ':')
-			b = appendJSON(b, e.val, sorted)
+			b = appendJSON(b, e.Val, sorted)
 		}
 		return append(b, '}')
 	}
@@ -73,9 +75,9 @@ func appendJSON(b []byte, n *node, sorted bool) []byte {
 func appendIndented(b []byte, n *node, indent string) []byte {
 	inner := indent + "  "
 	switch {
-	case n.kind == kindSeq && len(n.items) > 0:
+	case n.Kind == yamltree.Seq && len(n.Items) > 0:
 		b = append(b, '[')
-		for i, it := range n.items {
+		for i, it := range n.Items {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -83,15 +85,15 @@ func appendIndented(b []byte, n *node, indent string) []byte {
 			b = appendIndented(b, it, inner)
 		}
 		return append(append(append(b, '\n'), indent...), ']')
-	case n.kind == kindMap && len(n.entries) > 0:
+	case n.Kind == yamltree.Map && len(n.Entries) > 0:
 		b = append(b, '{')
-		for i, e := range n.entries {
+		for i, e := range n.Entries {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = append(append(b, '\n'), inner...)
-			b = append(appendJSONString(b, e.key), ": "...)
-			b = appendIndented(b, e.val, inner)
+			b = append(appendJSONString(b, e.Key), ": "...)
+			b = appendIndented(b, e.Val, inner)
 		}
 		return append(append(append(b, '\n'), indent...), '}')
 	}
@@ -99,16 +101,16 @@ func appendIndented(b []byte, n *node, indent string) []byte {
 }
 
 func appendScalar(b []byte, n *node) []byte {
-	switch n.kind {
-	case kindString:
-		return appendJSONString(b, n.str)
-	case kindNumber:
-		if math.IsNaN(n.num) || math.IsInf(n.num, 0) {
+	switch n.Kind {
+	case yamltree.String:
+		return appendJSONString(b, n.Str)
+	case yamltree.Number:
+		if math.IsNaN(n.Num) || math.IsInf(n.Num, 0) {
 			return append(b, "null"...) // JSON.stringify writes non-finite numbers as null
 		}
-		return append(b, FormatJSNumber(n.num)...)
-	case kindBool:
-		if n.truth {
+		return append(b, FormatJSNumber(n.Num)...)
+	case yamltree.Bool:
+		if n.Truth {
 			return append(b, "true"...)
 		}
 		return append(b, "false"...)

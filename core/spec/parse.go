@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"math/big"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
-	yaml "sigs.k8s.io/yaml/goyaml.v3"
+	"github.com/archmax-ai/archmax/core/yamltree"
 )
 
 // Parse reads one workflow.yaml (spec 01 §1.9, §2, §3, §4.1–§4.4, §8.1) and returns
@@ -59,320 +57,83 @@ func Load(slug, file string, src []byte) (*MachineSpec, error) {
 
 // --- The YAML tree ------------------------------------------------------------
 
-type nodeKind uint8
-
-const (
-	kindNull nodeKind = iota
-	kindBool
-	kindNumber
-	kindString
-	kindSeq
-	kindMap
+// node and entry are the expanded YAML tree (§2.13) that core/yamltree builds: aliases
+// expanded within the bound, merge keys applied, the YAML 1.2 core schema, positions.
+type (
+	node  = yamltree.Node
+	entry = yamltree.Entry
 )
 
-// node is a YAML value after alias and merge-key expansion, resolved with the YAML
-// 1.2 core schema (§2.13), with the 1-based position of its source node.
-type node struct {
-	kind      nodeKind
-	str       string  // kindString: the value
-	num       float64 // kindNumber
-	truth     bool    // kindBool
-	items     []*node // kindSeq
-	entries   []entry // kindMap, document order, keys unique
-	line, col int
-}
-
-// entry is one mapping pair; line and col locate its key.
-type entry struct {
-	key       string
-	line, col int
-	val       *node
-}
-
-func (n *node) get(key string) *node {
-	for _, e := range n.entries {
-		if e.key == key {
-			return e.val
-		}
-	}
-	return nil
-}
-
-// Alias-expansion bound (§2.13 rule 4): an expanded tree may hold at most
-// aliasExpansionFactor times the source's node count (at least aliasExpansionFloor
-// nodes) and never more than aliasExpansionCap nodes.
-const (
-	aliasExpansionFactor = 64
-	aliasExpansionFloor  = 1 << 12
-	aliasExpansionCap    = 1 << 20
-)
-
-// YAML 1.2 core schema for plain scalars (§2.13 rule 2): yes/no/on/off and dates
-// stay strings; 0o/0x integers; no YAML 1.1 octal or digit separators.
-var (
-	coreNull  = regexp.MustCompile(`^(?:~|null|Null|NULL)?$`)
-	coreTrue  = regexp.MustCompile(`^(?:true|True|TRUE)$`)
-	coreFalse = regexp.MustCompile(`^(?:false|False|FALSE)$`)
-	coreInt   = regexp.MustCompile(`^[-+]?[0-9]+$`)
-	coreOct   = regexp.MustCompile(`^0o[0-7]+$`)
-	coreHex   = regexp.MustCompile(`^0x[0-9a-fA-F]+$`)
-	coreFloat = regexp.MustCompile(`^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$`)
-	coreInf   = regexp.MustCompile(`^[-+]?\.(?:inf|Inf|INF)$`)
-	coreNaN   = regexp.MustCompile(`^\.(?:nan|NaN|NAN)$`)
-	yamlLine  = regexp.MustCompile(`line (\d+)`)
-)
-
-// decode strips carriage returns before a newline or at the end (§1.9), parses one
-// YAML document and expands it. It returns nil, with the finding recorded, when the
-// input is not a single YAML mapping or its aliases expand past the bound.
+// decode strips carriage returns before a newline or at the end (§1.9; yamltree does
+// the former), parses the one YAML document a file holds (§2.13 rule 1) and expands it.
+// It returns nil, with the finding recorded, when the input is not a single YAML
+// mapping or its aliases expand past the bound.
 func (l *loader) decode(src []byte) *node {
-	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
-	src = bytes.TrimSuffix(src, []byte("\r"))
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	var doc, next yaml.Node
-	err := dec.Decode(&doc)
-	if err == nil && !errors.Is(dec.Decode(&next), io.EOF) {
-		err = errors.New("more than one YAML document") // one document per file (§2.13 rule 1)
+	root, refusal := yamltree.Decode(bytes.TrimSuffix(src, []byte("\r")), yamltree.Options{Report: l.yamlFinding})
+	if refusal == nil {
+		return root
 	}
-	if err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+	if refusal.Reason != yamltree.Refused { // a refused expansion is already reported
 		line := 0
-		if err != nil {
-			if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-				line, _ = strconv.Atoi(m[1])
-			}
-		} else if len(doc.Content) > 0 {
-			line = doc.Content[0].Line
+		if refusal.Reason == yamltree.SyntaxError || refusal.Reason == yamltree.NotMapping {
+			line = refusal.Line
 		}
 		l.diags = append(l.diags, Diagnostic{Severity: sevError, Code: "spec.not-a-mapping",
 			Message: fmt.Sprintf("invalid machine spec at %s (expected a YAML mapping)", l.file),
 			File:    l.file, Line: line})
-		return nil
 	}
-	budget := max(aliasExpansionFactor*countNodes(&doc), aliasExpansionFloor)
-	x := &expander{l: l, budget: min(budget, aliasExpansionCap), active: map[*yaml.Node]bool{}}
-	root := x.convert(doc.Content[0], "")
-	if x.failed {
-		return nil
-	}
-	return root
+	return nil
 }
 
-func countNodes(n *yaml.Node) int {
-	c := 1
-	for _, ch := range n.Content {
-		c += countNodes(ch)
+// yamlFinding records what the tree refused (§2.13 rules 4, 5 and merge keys).
+func (l *loader) yamlFinding(f yamltree.Finding) {
+	var code, msg string
+	switch f.Problem {
+	case yamltree.AliasBomb:
+		code, msg = "yaml.alias-expansion", "aliases expand this document far beyond its source size; refusing it (alias bomb?)"
+	case yamltree.AliasCycle:
+		code, msg = "yaml.alias-expansion", fmt.Sprintf("alias '*%s' refers to a node that contains it", f.Name)
+	case yamltree.DuplicateKey:
+		code, msg = "yaml.duplicate-key",
+			fmt.Sprintf("key %q is repeated in this mapping (first at line %d); a mapping cannot repeat a key", f.Name, f.FirstLine)
+	case yamltree.NonStringKey:
+		code, msg = "yaml.non-string-key", fmt.Sprintf("mapping keys must be strings; quote the key %q", f.Name)
+	case yamltree.BadMerge:
+		code, msg = "yaml.merge", "a merge key '<<' takes a mapping or a list of mappings"
 	}
-	return c
-}
-
-// expander turns a yaml.Node tree into a node tree: aliases expanded within a node
-// budget, merge keys applied, duplicate and non-string keys refused.
-type expander struct {
-	l      *loader
-	budget int
-	failed bool                // the bound was hit or an alias contains itself
-	active map[*yaml.Node]bool // anchored nodes being expanded (alias cycles)
-}
-
-func (x *expander) convert(n *yaml.Node, field string) *node {
-	x.budget--
-	if x.budget < 0 || x.failed {
-		if !x.failed { // report the bound once
-			x.failed = true
-			x.l.fail("yaml.alias-expansion", field, n.Line, n.Column,
-				"aliases expand this document far beyond its source size; refusing it (alias bomb?)")
-		}
-		return &node{}
-	}
-	if n.Anchor != "" {
-		x.active[n] = true
-		defer delete(x.active, n)
-	}
-	switch n.Kind {
-	case yaml.AliasNode:
-		if x.active[n.Alias] {
-			x.failed = true
-			x.l.fail("yaml.alias-expansion", field, n.Line, n.Column,
-				fmt.Sprintf("alias '*%s' refers to a node that contains it", n.Value))
-			return &node{line: n.Line, col: n.Column}
-		}
-		return x.convert(n.Alias, field)
-	case yaml.SequenceNode:
-		out := &node{kind: kindSeq, line: n.Line, col: n.Column, items: make([]*node, 0, len(n.Content))}
-		for i, ch := range n.Content {
-			out.items = append(out.items, x.convert(ch, join(field, strconv.Itoa(i))))
-		}
-		return out
-	case yaml.MappingNode:
-		return x.mapping(n, field)
-	case yaml.DocumentNode:
-		if len(n.Content) == 0 {
-			return &node{line: n.Line, col: n.Column}
-		}
-		return x.convert(n.Content[0], field)
-	default:
-		return scalar(n)
-	}
-}
-
-// mapping builds a mapping node. Explicit keys win over merged ones (`<<`), earlier
-// merge sources over later ones; merged keys take the position of the `<<` entry.
-func (x *expander) mapping(n *yaml.Node, field string) *node {
-	out := &node{kind: kindMap, line: n.Line, col: n.Column}
-	type pair struct {
-		key   string
-		k, v  *yaml.Node
-		merge bool
-	}
-	pairs := make([]pair, 0, len(n.Content)/2)
-	explicit := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if isMergeKey(k) {
-			pairs = append(pairs, pair{k: k, v: v, merge: true})
-			continue
-		}
-		key, ok := x.key(k, field)
-		if !ok {
-			continue
-		}
-		if first, dup := explicit[key]; dup {
-			x.l.fail("yaml.duplicate-key", field, k.Line, k.Column,
-				fmt.Sprintf("key %q is repeated in this mapping (first at line %d); a mapping cannot repeat a key", key, first.Line))
-			continue
-		}
-		explicit[key] = k
-		pairs = append(pairs, pair{key: key, k: k, v: v})
-	}
-	present := map[string]bool{}
-	for _, p := range pairs {
-		if !p.merge {
-			present[p.key] = true
-			val := x.convert(p.v, join(field, p.key))
-			if val.kind == kindNull && p.v.Kind == yaml.ScalarNode && p.v.Value == "" {
-				val.line, val.col = p.k.Line, p.k.Column // an empty value is found at its key
-			}
-			out.entries = append(out.entries, entry{key: p.key, line: p.k.Line, col: p.k.Column, val: val})
-			continue
-		}
-		src := x.convert(p.v, field)
-		sources := []*node{src}
-		if src.kind == kindSeq {
-			sources = src.items
-		}
-		for _, m := range sources {
-			if m.kind != kindMap {
-				x.l.fail("yaml.merge", field, p.k.Line, p.k.Column,
-					"a merge key '<<' takes a mapping or a list of mappings")
-				continue
-			}
-			for _, e := range m.entries {
-				if explicit[e.key] == nil && !present[e.key] {
-					present[e.key] = true
-					out.entries = append(out.entries, e)
-				}
-			}
-		}
-	}
-	return out
-}
-
-func isMergeKey(k *yaml.Node) bool {
-	return k.Kind == yaml.ScalarNode && k.Value == "<<" &&
-		k.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 &&
-		(k.Style&yaml.TaggedStyle == 0 || k.Tag == "!!merge")
-}
-
-// key resolves a mapping key, which must be a string (§2.13 rule 5).
-func (x *expander) key(k *yaml.Node, field string) (string, bool) {
-	if k.Kind == yaml.AliasNode && k.Alias != nil {
-		k = k.Alias
-	}
-	if k.Kind == yaml.ScalarNode {
-		if v := scalar(k); v.kind == kindString {
-			return v.str, true
-		}
-	}
-	x.l.fail("yaml.non-string-key", field, k.Line, k.Column,
-		fmt.Sprintf("mapping keys must be strings; quote the key %q", k.Value))
-	return "", false
-}
-
-// scalar resolves a scalar node: quoted, block and explicitly string-like tagged
-// scalars are strings; plain ones follow the YAML 1.2 core schema (§2.13).
-func scalar(n *yaml.Node) *node {
-	out := &node{kind: kindString, str: n.Value, line: n.Line, col: n.Column}
-	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-		return out
-	}
-	if n.Style&yaml.TaggedStyle != 0 {
-		switch n.Tag {
-		case "!!null", "!!bool", "!!int", "!!float":
-		default: // !!str, !!timestamp, !!binary and custom tags keep their text
-			return out
-		}
-	}
-	v := n.Value
-	if v != "" && !strings.ContainsRune("0123456789+-.~nNtTfF", rune(v[0])) {
-		return out // no core-schema null, bool or number starts otherwise
-	}
-	switch {
-	case coreNull.MatchString(v):
-		out.kind = kindNull
-	case coreTrue.MatchString(v), coreFalse.MatchString(v):
-		out.kind, out.truth = kindBool, coreTrue.MatchString(v)
-	case coreOct.MatchString(v), coreHex.MatchString(v):
-		base := 8
-		if v[1] == 'x' {
-			base = 16
-		}
-		i, _ := new(big.Int).SetString(v[2:], base)
-		out.kind = kindNumber
-		out.num, _ = new(big.Float).SetInt(i).Float64() // beyond 2^53 rounds, as in JavaScript
-	case coreInt.MatchString(v), coreFloat.MatchString(v):
-		f, _ := strconv.ParseFloat(v, 64) // out-of-range values round to ±Inf, as in JavaScript
-		out.kind, out.num = kindNumber, f
-	case coreInf.MatchString(v):
-		out.kind, out.num = kindNumber, math.Inf(1)
-		if v[0] == '-' {
-			out.num = math.Inf(-1)
-		}
-	case coreNaN.MatchString(v):
-		out.kind, out.num = kindNumber, math.NaN()
-	}
-	return out
+	l.fail(code, f.Path, f.Line, f.Col, msg)
 }
 
 // governingDoc is the document specHash and the snapshot cover (§9.1 steps 1–2):
 // null states read as {}, metadata removed at the root and on every state.
 func governingDoc(root *node) *node {
-	doc := &node{kind: kindMap, line: root.line, col: root.col}
-	for _, e := range root.entries {
-		switch e.key {
+	doc := &node{Kind: yamltree.Map, Line: root.Line, Col: root.Col}
+	for _, e := range root.Entries {
+		switch e.Key {
 		case "metadata":
 			continue
 		case "states":
-			if e.val.kind == kindMap {
-				states := &node{kind: kindMap, line: e.val.line, col: e.val.col}
-				for _, se := range e.val.entries {
-					st := &node{kind: kindMap, line: se.val.line, col: se.val.col}
-					switch se.val.kind {
-					case kindNull:
-					case kindMap:
-						for _, ke := range se.val.entries {
-							if ke.key != "metadata" {
-								st.entries = append(st.entries, ke)
+			if e.Val.Kind == yamltree.Map {
+				states := &node{Kind: yamltree.Map, Line: e.Val.Line, Col: e.Val.Col}
+				for _, se := range e.Val.Entries {
+					st := &node{Kind: yamltree.Map, Line: se.Val.Line, Col: se.Val.Col}
+					switch se.Val.Kind {
+					case yamltree.Null:
+					case yamltree.Map:
+						for _, ke := range se.Val.Entries {
+							if ke.Key != "metadata" {
+								st.Entries = append(st.Entries, ke)
 							}
 						}
 					default:
-						st = se.val
+						st = se.Val
 					}
-					states.entries = append(states.entries, entry{key: se.key, line: se.line, col: se.col, val: st})
+					states.Entries = append(states.Entries, entry{Key: se.Key, Line: se.Line, Col: se.Col, Val: st})
 				}
-				e.val = states
+				e.Val = states
 			}
 		}
-		doc.entries = append(doc.entries, e)
+		doc.Entries = append(doc.Entries, e)
 	}
 	return doc
 }
@@ -392,15 +153,10 @@ func (l *loader) fail(code, field string, line, col int, msg string) {
 }
 
 func (l *loader) failAt(code, field string, n *node, msg string) {
-	l.fail(code, field, n.line, n.col, msg)
+	l.fail(code, field, n.Line, n.Col, msg)
 }
 
-func join(field, key string) string {
-	if field == "" {
-		return key
-	}
-	return field + "." + key
-}
+func join(field, key string) string { return yamltree.Join(field, key) }
 
 func idx(field string, i int) string { return field + "." + strconv.Itoa(i) }
 
@@ -451,22 +207,22 @@ var rootHints = map[string]string{
 // with migration text (V-21), the root's name/description with their rename (V-02).
 func (l *loader) unknownKey(field string, e entry) {
 	switch {
-	case legacyKeys[e.key] != "":
-		l.fail("legacy.hooks-removed", join(field, e.key), e.line, e.col, legacyKeys[e.key])
-	case field == "" && rootHints[e.key] != "":
+	case legacyKeys[e.Key] != "":
+		l.fail("legacy.hooks-removed", join(field, e.Key), e.Line, e.Col, legacyKeys[e.Key])
+	case field == "" && rootHints[e.Key] != "":
 		code := "schema.unknown-key"
-		if e.key == "name" || e.key == "description" {
+		if e.Key == "name" || e.Key == "description" {
 			code = "spec.name-key"
 		}
-		l.fail(code, field, e.line, e.col, fmt.Sprintf("Unrecognized key: %q.", e.key)+rootHints[e.key])
+		l.fail(code, field, e.Line, e.Col, fmt.Sprintf("Unrecognized key: %q.", e.Key)+rootHints[e.Key])
 	default:
-		l.fail("schema.unknown-key", field, e.line, e.col, fmt.Sprintf("Unrecognized key: %q", e.key))
+		l.fail("schema.unknown-key", field, e.Line, e.Col, fmt.Sprintf("Unrecognized key: %q", e.Key))
 	}
 }
 
 // mapping reports a non-mapping value and tells the caller whether to descend.
 func (l *loader) mapping(n *node, field, msg string) bool {
-	if n.kind == kindMap {
+	if n.Kind == yamltree.Map {
 		return true
 	}
 	l.failAt("schema.type", field, n, msg)
@@ -475,60 +231,60 @@ func (l *loader) mapping(n *node, field, msg string) bool {
 
 // str reads any string.
 func (l *loader) str(n *node, field string) string {
-	if n.kind != kindString {
+	if n.Kind != yamltree.String {
 		l.failAt("schema.type", field, n, "must be a string")
 	}
-	return n.str
+	return n.Str
 }
 
 // nonEmpty reads a string whose trim is not empty (§2.1); msg replaces the default.
 func (l *loader) nonEmpty(n *node, field, code, msg string) string {
-	if n.kind != kindString || jsTrim(n.str) == "" {
+	if n.Kind != yamltree.String || jsTrim(n.Str) == "" {
 		l.failAt(code, field, n, msg)
 	}
-	return n.str
+	return n.Str
 }
 
 func isInt(n *node) bool {
-	return n.kind == kindNumber && n.num == math.Trunc(n.num) && math.Abs(n.num) <= 1<<53
+	return n.Kind == yamltree.Number && n.Num == math.Trunc(n.Num) && math.Abs(n.Num) <= 1<<53
 }
 
 // positive reads a positive integer (§2.1).
 func (l *loader) positive(n *node, field string) int {
-	if !isInt(n) || n.num <= 0 {
+	if !isInt(n) || n.Num <= 0 {
 		l.failAt("schema.positive", field, n, msgPositive)
 		return 0
 	}
-	return int(n.num)
+	return int(n.Num)
 }
 
 // modelID reads a model id (§2.1, R-11).
 func (l *loader) modelID(n *node, field string) string {
 	switch {
-	case n.kind != kindString:
+	case n.Kind != yamltree.String:
 		l.failAt("schema.model-id", field, n, msgModelID)
-	case jsTrim(n.str) == "":
+	case jsTrim(n.Str) == "":
 		l.failAt("schema.model-id", field, n, msgNonEmpty)
 	}
-	return n.str
+	return n.Str
 }
 
 // stringList reads a list of strings, passing each to check (when non-nil) for further
 // rules; listMsg is the refusal for a value that is not a list.
 func (l *loader) stringList(n *node, field, listMsg string, check func(s string, it *node, f string) bool) []string {
-	if n.kind != kindSeq {
+	if n.Kind != yamltree.Seq {
 		l.failAt("schema.type", field, n, listMsg)
 		return nil
 	}
-	out := make([]string, 0, len(n.items))
-	for i, it := range n.items {
+	out := make([]string, 0, len(n.Items))
+	for i, it := range n.Items {
 		f := idx(field, i)
-		if it.kind != kindString {
+		if it.Kind != yamltree.String {
 			l.failAt("schema.type", f, it, "must be a string")
 			continue
 		}
-		if check == nil || check(it.str, it, f) {
-			out = append(out, it.str)
+		if check == nil || check(it.Str, it, f) {
+			out = append(out, it.Str)
 		}
 	}
 	return out
@@ -536,14 +292,14 @@ func (l *loader) stringList(n *node, field, listMsg string, check func(s string,
 
 // text renders a value the way a refusal quotes it (JavaScript String(v)).
 func text(n *node) string {
-	switch n.kind {
-	case kindString:
-		return n.str
-	case kindNumber:
-		return FormatJSNumber(n.num)
-	case kindBool:
-		return strconv.FormatBool(n.truth)
-	case kindNull:
+	switch n.Kind {
+	case yamltree.String:
+		return n.Str
+	case yamltree.Number:
+		return FormatJSNumber(n.Num)
+	case yamltree.Bool:
+		return strconv.FormatBool(n.Truth)
+	case yamltree.Null:
 		return "null"
 	}
 	return string(appendJSON(nil, n, false))
@@ -551,23 +307,23 @@ func text(n *node) string {
 
 // plain converts a value to encoding/json-style Go data for Metadata and Extra.
 func plain(n *node) any {
-	switch n.kind {
-	case kindString:
-		return n.str
-	case kindNumber:
-		return n.num
-	case kindBool:
-		return n.truth
-	case kindSeq:
-		out := make([]any, len(n.items))
-		for i, it := range n.items {
+	switch n.Kind {
+	case yamltree.String:
+		return n.Str
+	case yamltree.Number:
+		return n.Num
+	case yamltree.Bool:
+		return n.Truth
+	case yamltree.Seq:
+		out := make([]any, len(n.Items))
+		for i, it := range n.Items {
 			out[i] = plain(it)
 		}
 		return out
-	case kindMap:
-		out := make(map[string]any, len(n.entries))
-		for _, e := range n.entries {
-			out[e.key] = plain(e.val)
+	case yamltree.Map:
+		out := make(map[string]any, len(n.Entries))
+		for _, e := range n.Entries {
+			out[e.Key] = plain(e.Val)
 		}
 		return out
 	}
@@ -592,13 +348,13 @@ func (l *loader) machine(root *node) *MachineSpec {
 		Tests: TestsConfig{CaseTimeoutMs: defaultCaseTimeoutMs, MaxConcurrency: defaultMaxConcurrency},
 	}
 	var states *node
-	for _, e := range root.entries {
-		v := e.val
-		switch e.key {
+	for _, e := range root.Entries {
+		v := e.Val
+		switch e.Key {
 		case "title":
-			s.Title = l.str(v, e.key)
+			s.Title = l.str(v, e.Key)
 		case "instructions":
-			s.Instructions = l.nonEmpty(v, e.key, "schema.non-empty", msgNonEmpty)
+			s.Instructions = l.nonEmpty(v, e.Key, "schema.non-empty", msgNonEmpty)
 		case "disabled":
 			s.Disabled = l.disabled(v)
 		case "runtime":
@@ -608,15 +364,15 @@ func (l *loader) machine(root *node) *MachineSpec {
 		case "tests":
 			l.tests(v, &s.Tests)
 		case "tools":
-			s.Tools = l.tools(v, e.key, "allow_always", "forbid_always")
+			s.Tools = l.tools(v, e.Key, "allow_always", "forbid_always")
 		case "skills":
-			s.Skills = l.skills(v, e.key, "allow_always", "forbid_always")
+			s.Skills = l.skills(v, e.Key, "allow_always", "forbid_always")
 		case "mounts":
-			s.Mounts = l.mounts(v, e.key, "allow_always", "forbid_always")
+			s.Mounts = l.mounts(v, e.Key, "allow_always", "forbid_always")
 		case "extensions":
 			l.extensions(v)
 		case "metadata":
-			s.Metadata = l.metadata(v, e.key)
+			s.Metadata = l.metadata(v, e.Key)
 		case "states":
 			states = v
 		default:
@@ -627,11 +383,11 @@ func (l *loader) machine(root *node) *MachineSpec {
 	switch {
 	case states == nil:
 		l.failAt("spec.states-empty", "states", root, missing)
-	case states.kind != kindMap:
+	case states.Kind != yamltree.Map:
 		l.failAt("spec.states-empty", "states", states, missing)
 	default:
 		l.pos["states"] = states
-		for _, e := range states.entries {
+		for _, e := range states.Entries {
 			s.States = append(s.States, l.state(e))
 		}
 	}
@@ -641,14 +397,14 @@ func (l *loader) machine(root *node) *MachineSpec {
 // disabled reads `disabled` fail-closed (§2.12, V-33): absent, null and false leave
 // the workflow running, every other value disables it; a non-boolean is an error.
 func (l *loader) disabled(n *node) bool {
-	if n.kind == kindBool {
-		return n.truth
+	if n.Kind == yamltree.Bool {
+		return n.Truth
 	}
 	l.failAt("spec.disabled", "disabled", n, fmt.Sprintf(
 		"must be a boolean (true or false); got %s, which the runtime reads fail-closed as disabled, "+
 			"so this workflow starts no new turns. Write 'disabled: true' to mean it, or remove the key.",
 		appendJSON(nil, n, false)))
-	return n.kind != kindNull
+	return n.Kind != yamltree.Null
 }
 
 // runtime reads `runtime` (§2.4): strict { engine?: string, version?: string | number }.
@@ -656,19 +412,19 @@ func (l *loader) runtime(n *node, rt *Runtime) {
 	if !l.mapping(n, "runtime", "must be a mapping '{ engine?, version? }'") {
 		return
 	}
-	for _, e := range n.entries {
-		f := join("runtime", e.key)
-		switch e.key {
+	for _, e := range n.Entries {
+		f := join("runtime", e.Key)
+		switch e.Key {
 		case "engine":
-			rt.Engine = l.str(e.val, f)
+			rt.Engine = l.str(e.Val, f)
 		case "version":
-			switch e.val.kind {
-			case kindString:
-				rt.Version = e.val.str
-			case kindNumber:
-				rt.Version = FormatJSNumber(e.val.num)
+			switch e.Val.Kind {
+			case yamltree.String:
+				rt.Version = e.Val.Str
+			case yamltree.Number:
+				rt.Version = FormatJSNumber(e.Val.Num)
 			default:
-				l.failAt("schema.type", f, e.val, "must be a string or a number")
+				l.failAt("schema.type", f, e.Val, "must be a string or a number")
 			}
 		default:
 			l.unknownKey("runtime", e)
@@ -681,9 +437,9 @@ func (l *loader) settings(n *node, st *Settings) {
 	if !l.mapping(n, "settings", "must be a mapping") {
 		return
 	}
-	for _, e := range n.entries {
-		f, v := join("settings", e.key), e.val
-		switch e.key {
+	for _, e := range n.Entries {
+		f, v := join("settings", e.Key), e.Val
+		switch e.Key {
 		case "model":
 			st.Model = l.modelID(v, f)
 		case "timeoutMs":
@@ -698,10 +454,10 @@ func (l *loader) settings(n *node, st *Settings) {
 			}
 		case "maxPtcCalls":
 			switch {
-			case v.kind == kindNull:
+			case v.Kind == yamltree.Null:
 				st.MaxPtcCalls = nil
-			case isInt(v) && v.num >= 0:
-				calls := int(v.num)
+			case isInt(v) && v.Num >= 0:
+				calls := int(v.Num)
 				st.MaxPtcCalls = &calls
 			default:
 				l.failAt("schema.type", f, v, "must be a whole number of at least 0, or null for no limit")
@@ -723,22 +479,22 @@ func (l *loader) promptCache(n *node, field string) *PromptCache {
 		return nil
 	}
 	pc := &PromptCache{}
-	for _, e := range n.entries {
-		f := join(field, e.key)
-		switch e.key {
+	for _, e := range n.Entries {
+		f := join(field, e.Key)
+		switch e.Key {
 		case "enabled":
-			if e.val.kind != kindBool {
-				l.failAt("schema.type", f, e.val, "must be true or false")
+			if e.Val.Kind != yamltree.Bool {
+				l.failAt("schema.type", f, e.Val, "must be true or false")
 				continue
 			}
-			on := e.val.truth
+			on := e.Val.Truth
 			pc.Enabled = &on
 		case "ttl":
-			if e.val.kind != kindString || (e.val.str != "5m" && e.val.str != "1h") {
-				l.failAt("settings.prompt-cache-ttl", f, e.val, fmt.Sprintf("must be '5m' or '1h'; got %s", appendJSON(nil, e.val, false)))
+			if e.Val.Kind != yamltree.String || (e.Val.Str != "5m" && e.Val.Str != "1h") {
+				l.failAt("settings.prompt-cache-ttl", f, e.Val, fmt.Sprintf("must be '5m' or '1h'; got %s", appendJSON(nil, e.Val, false)))
 				continue
 			}
-			pc.TTL = e.val.str
+			pc.TTL = e.Val.Str
 		default:
 			l.unknownKey(field, e)
 		}
@@ -751,9 +507,9 @@ func (l *loader) tests(n *node, tc *TestsConfig) {
 	if !l.mapping(n, "tests", "must be a mapping") {
 		return
 	}
-	for _, e := range n.entries {
-		f, v := join("tests", e.key), e.val
-		switch e.key {
+	for _, e := range n.Entries {
+		f, v := join("tests", e.Key), e.Val
+		switch e.Key {
 		case "caseTimeoutMs":
 			if ms := l.positive(v, f); ms > 0 {
 				tc.CaseTimeoutMs = ms
@@ -776,27 +532,27 @@ func (l *loader) judge(n *node, field string) *JudgeConfig {
 		return nil
 	}
 	j := &JudgeConfig{}
-	for _, e := range n.entries {
-		f := join(field, e.key)
-		switch e.key {
+	for _, e := range n.Entries {
+		f := join(field, e.Key)
+		switch e.Key {
 		case "model":
-			j.Model = l.str(e.val, f)
+			j.Model = l.str(e.Val, f)
 		case "modelOptions":
-			if !l.mapping(e.val, f, "must be a mapping '{ temperature?, maxTokens? }'") {
+			if !l.mapping(e.Val, f, "must be a mapping '{ temperature?, maxTokens? }'") {
 				continue
 			}
-			for _, o := range e.val.entries {
-				of := join(f, o.key)
-				switch o.key {
+			for _, o := range e.Val.Entries {
+				of := join(f, o.Key)
+				switch o.Key {
 				case "temperature":
-					if o.val.kind != kindNumber || !(o.val.num >= 0) {
-						l.failAt("schema.type", of, o.val, "must be a number of at least 0")
+					if o.Val.Kind != yamltree.Number || !(o.Val.Num >= 0) {
+						l.failAt("schema.type", of, o.Val, "must be a number of at least 0")
 						continue
 					}
-					t := o.val.num
+					t := o.Val.Num
 					j.Temperature = &t
 				case "maxTokens":
-					if m := l.positive(o.val, of); m > 0 {
+					if m := l.positive(o.Val, of); m > 0 {
 						j.MaxTokens = &m
 					}
 				default:
@@ -815,9 +571,9 @@ func (l *loader) extensions(n *node) {
 	if !l.mapping(n, "extensions", "must be a mapping") {
 		return
 	}
-	for _, e := range n.entries {
-		if e.key == "hooks" {
-			l.fail("legacy.hooks-removed", "extensions.hooks", e.line, e.col,
+	for _, e := range n.Entries {
+		if e.Key == "hooks" {
+			l.fail("legacy.hooks-removed", "extensions.hooks", e.Line, e.Col,
 				"custom hook kinds were removed in 1.0: run custom checks in a 'type: code' state, or judge in a 'type: grader' state.")
 			continue
 		}
@@ -827,18 +583,18 @@ func (l *loader) extensions(n *node) {
 
 // state reads one state (§3); a null value is an empty agent state (§2.3).
 func (l *loader) state(se entry) *State {
-	f := "states." + se.key
-	st := &State{Slug: se.key, Type: typeAgent, Line: se.line, Column: se.col}
-	n := se.val
-	if n.kind == kindNull || !l.mapping(n, f, "must be a mapping of state keys (or empty, for a bare terminal state)") {
+	f := "states." + se.Key
+	st := &State{Slug: se.Key, Type: typeAgent, Line: se.Line, Column: se.Col}
+	n := se.Val
+	if n.Kind == yamltree.Null || !l.mapping(n, f, "must be a mapping of state keys (or empty, for a bare terminal state)") {
 		return st
 	}
-	for _, e := range n.entries {
-		kf, v := join(f, e.key), e.val
-		switch e.key {
+	for _, e := range n.Entries {
+		kf, v := join(f, e.Key), e.Val
+		switch e.Key {
 		case "type":
 			switch t := text(v); {
-			case v.kind == kindString && (t == typeAgent || t == typeHuman || t == typeCode || t == typeGrader):
+			case v.Kind == yamltree.String && (t == typeAgent || t == typeHuman || t == typeCode || t == typeGrader):
 				st.Type = t
 			default:
 				l.failAt("state.type-invalid", kf, v, fmt.Sprintf("unknown state type '%s' (expected 'agent', 'human', 'code' or 'grader')", t))
@@ -854,7 +610,7 @@ func (l *loader) state(se entry) *State {
 		case "approvers":
 			st.Approvers = l.stringList(v, kf, "must be a list of strings", nil)
 		case "triggers":
-			st.Triggers = l.triggers(v, kf, se.key)
+			st.Triggers = l.triggers(v, kf, se.Key)
 		case "budget":
 			st.Budget = l.budget(v, kf)
 		case "model":
@@ -894,17 +650,17 @@ func (l *loader) variable(s string, n *node, field string) bool {
 
 // script checks the script path grammar (§6.7, V-07).
 func (l *loader) script(n *node, field string) string {
-	if n.kind != kindString || !scriptPath.MatchString(n.str) || strings.Contains(n.str, `\`) {
+	if n.Kind != yamltree.String || !scriptPath.MatchString(n.Str) || strings.Contains(n.Str, `\`) {
 		l.failAt("code.script-path", field, n, msgScriptPath)
-		return n.str
+		return n.Str
 	}
-	for _, seg := range strings.Split(n.str, "/") {
+	for _, seg := range strings.Split(n.Str, "/") {
 		if seg == "" || seg == "." || seg == ".." {
 			l.failAt("code.script-path", field, n, msgScriptPath)
 			break
 		}
 	}
-	return n.str
+	return n.Str
 }
 
 // evidence reads a human state's declared evidence paths (§3.3.14, P-15).
@@ -932,15 +688,15 @@ func (l *loader) budget(n *node, field string) Budget {
 	if !l.mapping(n, field, "must be a mapping '{ maxTurns?, timeoutMs?, maxParks? }'") {
 		return b
 	}
-	for _, e := range n.entries {
-		f := join(field, e.key)
-		switch e.key {
+	for _, e := range n.Entries {
+		f := join(field, e.Key)
+		switch e.Key {
 		case "maxTurns":
-			b.MaxTurns = l.positive(e.val, f)
+			b.MaxTurns = l.positive(e.Val, f)
 		case "timeoutMs":
-			b.TimeoutMs = l.positive(e.val, f)
+			b.TimeoutMs = l.positive(e.Val, f)
 		case "maxParks":
-			b.MaxParks = l.positive(e.val, f)
+			b.MaxParks = l.positive(e.Val, f)
 		default:
 			l.unknownKey(field, e)
 		}
@@ -950,38 +706,38 @@ func (l *loader) budget(n *node, field string) Budget {
 
 // transitions reads a state's edges (§3.4, V-03).
 func (l *loader) transitions(n *node, field string) []Transition {
-	if n.kind != kindSeq {
+	if n.Kind != yamltree.Seq {
 		l.failAt("schema.type", field, n, "must be a list of transitions, each '{ to, description, type? }'")
 		return nil
 	}
-	out := make([]Transition, 0, len(n.items))
-	for i, it := range n.items {
+	out := make([]Transition, 0, len(n.Items))
+	for i, it := range n.Items {
 		f := idx(field, i)
 		if !l.mapping(it, f, "must be a mapping '{ to, description, type? }'") {
 			continue
 		}
 		var t Transition
-		to, desc := it.get("to"), it.get("description")
+		to, desc := it.Get("to"), it.Get("description")
 		if to == nil {
 			l.failAt("schema.non-empty", join(f, "to"), it, msgNonEmpty)
 		}
 		if desc == nil {
 			l.failAt("transition.description-required", join(f, "description"), it, msgTransition)
 		}
-		for _, e := range it.entries {
-			ef := join(f, e.key)
-			switch e.key {
+		for _, e := range it.Entries {
+			ef := join(f, e.Key)
+			switch e.Key {
 			case "to":
-				l.pos[ef] = e.val
-				t.To = l.nonEmpty(e.val, ef, "schema.non-empty", msgNonEmpty)
+				l.pos[ef] = e.Val
+				t.To = l.nonEmpty(e.Val, ef, "schema.non-empty", msgNonEmpty)
 			case "description":
-				t.Description = l.nonEmpty(e.val, ef, "transition.description-required", msgTransition)
+				t.Description = l.nonEmpty(e.Val, ef, "transition.description-required", msgTransition)
 			case "type":
-				switch tt := text(e.val); {
-				case e.val.kind == kindString && (tt == "approve" || tt == "reject" || tt == "refine" || tt == "none"):
+				switch tt := text(e.Val); {
+				case e.Val.Kind == yamltree.String && (tt == "approve" || tt == "reject" || tt == "refine" || tt == "none"):
 					t.Type = tt
 				default:
-					l.failAt("transition.type-invalid", ef, e.val, fmt.Sprintf("unknown type '%s' (expected approve|reject|refine|none)", tt))
+					l.failAt("transition.type-invalid", ef, e.Val, fmt.Sprintf("unknown type '%s' (expected approve|reject|refine|none)", tt))
 				}
 			default:
 				l.unknownKey(f, e)
@@ -999,12 +755,12 @@ func (l *loader) tools(n *node, field, allowKey, forbidKey string) ToolsBlock {
 	if !l.mapping(n, field, fmt.Sprintf("must be a mapping '{ %s?, %s? }'", allowKey, forbidKey)) {
 		return b
 	}
-	for _, e := range n.entries {
-		switch e.key {
+	for _, e := range n.Entries {
+		switch e.Key {
 		case allowKey:
-			b.Allow = l.toolEntries(e.val, join(field, e.key))
+			b.Allow = l.toolEntries(e.Val, join(field, e.Key))
 		case forbidKey:
-			b.Forbid = l.toolEntries(e.val, join(field, e.key))
+			b.Forbid = l.toolEntries(e.Val, join(field, e.Key))
 		default:
 			l.unknownKey(field, e)
 		}
@@ -1014,18 +770,18 @@ func (l *loader) tools(n *node, field, allowKey, forbidKey string) ToolsBlock {
 
 // toolEntries reads an allow/forbid list (§3.3.10).
 func (l *loader) toolEntries(n *node, field string) []ToolEntry {
-	if n.kind != kindSeq {
+	if n.Kind != yamltree.Seq {
 		l.failAt("schema.type", field, n, "must be a list of tool entries")
 		return nil
 	}
-	out := make([]ToolEntry, 0, len(n.items))
-	for i, it := range n.items {
+	out := make([]ToolEntry, 0, len(n.Items))
+	for i, it := range n.Items {
 		f := idx(field, i)
 		l.pos[f] = it
-		switch it.kind {
-		case kindString:
-			out = append(out, ToolEntry{Tool: it.str})
-		case kindMap:
+		switch it.Kind {
+		case yamltree.String:
+			out = append(out, ToolEntry{Tool: it.Str})
+		case yamltree.Map:
 			out = append(out, l.toolObject(it, f))
 		default:
 			l.failAt("schema.type", f, it, "must be a tool name, or '{ tool, paths?, args?, connection?, source? }'")
@@ -1036,35 +792,35 @@ func (l *loader) toolEntries(n *node, field string) []ToolEntry {
 
 func (l *loader) toolObject(n *node, field string) ToolEntry {
 	var t ToolEntry
-	if n.get("tool") == nil {
+	if n.Get("tool") == nil {
 		l.failAt("tools.tool-required", join(field, "tool"), n, "must name a tool")
 	}
-	for _, e := range n.entries {
-		f := join(field, e.key)
-		switch e.key {
+	for _, e := range n.Entries {
+		f := join(field, e.Key)
+		switch e.Key {
 		case "tool":
-			if e.val.kind != kindString {
-				l.failAt("tools.tool-required", f, e.val, "must name a tool")
+			if e.Val.Kind != yamltree.String {
+				l.failAt("tools.tool-required", f, e.Val, "must name a tool")
 			}
-			t.Tool = e.val.str
+			t.Tool = e.Val.Str
 		case "paths":
 			t.Guarded = true
-			t.Paths = l.globs(e.val, f)
+			t.Paths = l.globs(e.Val, f)
 		case "args":
 			t.Guarded = true
-			if !l.mapping(e.val, f, "must be a mapping of argument name to a glob or a list of globs") {
+			if !l.mapping(e.Val, f, "must be a mapping of argument name to a glob or a list of globs") {
 				continue
 			}
-			if len(e.val.entries) == 0 {
-				l.failAt("tools.guard-empty", f, e.val, "must guard at least one argument")
+			if len(e.Val.Entries) == 0 {
+				l.failAt("tools.guard-empty", f, e.Val, "must guard at least one argument")
 			}
-			for _, a := range e.val.entries {
-				t.Args = append(t.Args, ArgGuard{Name: a.key, Globs: l.globs(a.val, join(f, a.key))})
+			for _, a := range e.Val.Entries {
+				t.Args = append(t.Args, ArgGuard{Name: a.Key, Globs: l.globs(a.Val, join(f, a.Key))})
 			}
 		case "connection":
-			t.Connection = l.str(e.val, f)
+			t.Connection = l.str(e.Val, f)
 		case "source":
-			t.Source = l.str(e.val, f)
+			t.Source = l.str(e.Val, f)
 		default:
 			l.unknownKey(field, e)
 		}
@@ -1075,12 +831,12 @@ func (l *loader) toolObject(n *node, field string) ToolEntry {
 // globs reads a guard: one glob or a non-empty list of globs, none absolute (P-12).
 func (l *loader) globs(n *node, field string) []string {
 	var out []string
-	switch n.kind {
-	case kindString:
-		out = []string{n.str}
-	case kindSeq:
+	switch n.Kind {
+	case yamltree.String:
+		out = []string{n.Str}
+	case yamltree.Seq:
 		out = l.stringList(n, field, "", nil)
-		if len(n.items) == 0 {
+		if len(n.Items) == 0 {
 			l.failAt("tools.guard-empty", field, n, "must list at least one glob")
 		}
 	default:
@@ -1101,9 +857,9 @@ func (l *loader) skills(n *node, field, allowKey, forbidKey string) SkillsBlock 
 	if !l.mapping(n, field, fmt.Sprintf("must be a mapping '{ %s?, %s? }'", allowKey, forbidKey)) {
 		return b
 	}
-	for _, e := range n.entries {
+	for _, e := range n.Entries {
 		var list *[]string
-		switch e.key {
+		switch e.Key {
 		case allowKey:
 			list = &b.Allow
 		case forbidKey:
@@ -1112,7 +868,7 @@ func (l *loader) skills(n *node, field, allowKey, forbidKey string) SkillsBlock 
 			l.unknownKey(field, e)
 			continue
 		}
-		*list = l.stringList(e.val, join(field, e.key), "must be a list of skill slugs", func(s string, it *node, f string) bool {
+		*list = l.stringList(e.Val, join(field, e.Key), "must be a list of skill slugs", func(s string, it *node, f string) bool {
 			if !IsSlug(s) {
 				l.failAt("skills.slug-invalid", f, it, fmt.Sprintf("'%s' is not a skill slug. Entries are skill bundle directory names "+
 					"in kebab-case (e.g. 'order-data'), never paths or globs; narrow paths inside an enabled skill with a "+
@@ -1131,21 +887,21 @@ func (l *loader) mounts(n *node, field, allowKey, forbidKey string) MountsBlock 
 	if !l.mapping(n, field, fmt.Sprintf("must be a mapping '{ %s?, %s? }'", allowKey, forbidKey)) {
 		return b
 	}
-	for _, e := range n.entries {
-		f := join(field, e.key)
-		switch e.key {
+	for _, e := range n.Entries {
+		f := join(field, e.Key)
+		switch e.Key {
 		case allowKey:
-			if e.val.kind != kindSeq {
-				l.failAt("schema.type", f, e.val, "must be a list of mount names, each optionally as '{ mount: <name>, access: read | read_write }'")
+			if e.Val.Kind != yamltree.Seq {
+				l.failAt("schema.type", f, e.Val, "must be a list of mount names, each optionally as '{ mount: <name>, access: read | read_write }'")
 				continue
 			}
-			for i, it := range e.val.items {
+			for i, it := range e.Val.Items {
 				if g, ok := l.mountGrant(it, idx(f, i)); ok {
 					b.Allow = append(b.Allow, g)
 				}
 			}
 		case forbidKey:
-			b.Forbid = l.stringList(e.val, f, "must be a list of mount names", l.mountName)
+			b.Forbid = l.stringList(e.Val, f, "must be a list of mount names", l.mountName)
 		default:
 			l.unknownKey(field, e)
 		}
@@ -1155,27 +911,27 @@ func (l *loader) mounts(n *node, field, allowKey, forbidKey string) MountsBlock 
 
 func (l *loader) mountGrant(n *node, field string) (MountGrant, bool) {
 	switch {
-	case n.kind == kindString:
-		return MountGrant{Mount: n.str}, l.mountName(n.str, n, field)
-	case n.kind == kindMap && n.get("mount") != nil:
+	case n.Kind == yamltree.String:
+		return MountGrant{Mount: n.Str}, l.mountName(n.Str, n, field)
+	case n.Kind == yamltree.Map && n.Get("mount") != nil:
 		var g MountGrant
 		ok := true
-		for _, e := range n.entries {
-			f := join(field, e.key)
-			switch e.key {
+		for _, e := range n.Entries {
+			f := join(field, e.Key)
+			switch e.Key {
 			case "mount":
-				if e.val.kind != kindString {
-					l.failAt("mounts.name-invalid", f, e.val, fmt.Sprintf("is not a mount name: %s", appendJSON(nil, e.val, false)))
+				if e.Val.Kind != yamltree.String {
+					l.failAt("mounts.name-invalid", f, e.Val, fmt.Sprintf("is not a mount name: %s", appendJSON(nil, e.Val, false)))
 					ok = false
 					continue
 				}
-				g.Mount = e.val.str
-				ok = l.mountName(g.Mount, e.val, f) && ok
+				g.Mount = e.Val.Str
+				ok = l.mountName(g.Mount, e.Val, f) && ok
 			case "access":
-				if a := text(e.val); e.val.kind == kindString && (a == "read" || a == "read_write") {
+				if a := text(e.Val); e.Val.Kind == yamltree.String && (a == "read" || a == "read_write") {
 					g.Access = a
 				} else {
-					l.failAt("mounts.access-invalid", f, e.val, fmt.Sprintf("unknown mount access '%s' (expected 'read' or 'read_write')", a))
+					l.failAt("mounts.access-invalid", f, e.Val, fmt.Sprintf("unknown mount access '%s' (expected 'read' or 'read_write')", a))
 					ok = false
 				}
 			default:
@@ -1207,35 +963,35 @@ func (l *loader) mountName(s string, n *node, field string) bool {
 
 // triggers reads a state's `triggers:` (§4.1, R-07).
 func (l *loader) triggers(n *node, field, slug string) []*Trigger {
-	if n.kind != kindMap {
+	if n.Kind != yamltree.Map {
 		l.failAt("trigger.not-a-mapping", field, n, msgTriggers)
 		return nil
 	}
-	out := make([]*Trigger, 0, len(n.entries))
-	for _, e := range n.entries {
-		if jsTrim(e.key) == "" {
-			l.fail("trigger.id-empty", field, e.line, e.col, "a trigger id must be a non-empty string")
+	out := make([]*Trigger, 0, len(n.Entries))
+	for _, e := range n.Entries {
+		if jsTrim(e.Key) == "" {
+			l.fail("trigger.id-empty", field, e.Line, e.Col, "a trigger id must be a non-empty string")
 			continue
 		}
-		f := join(field, e.key)
-		l.pos[f] = &node{line: e.line, col: e.col}
-		tr := &Trigger{ID: e.key, State: slug}
+		f := join(field, e.Key)
+		l.pos[f] = &node{Line: e.Line, Col: e.Col}
+		tr := &Trigger{ID: e.Key, State: slug}
 		out = append(out, tr)
-		switch e.val.kind {
-		case kindNull:
+		switch e.Val.Kind {
+		case yamltree.Null:
 			continue
-		case kindMap:
+		case yamltree.Map:
 		default:
-			l.failAt("trigger.not-a-mapping", f, e.val, "must be a mapping of the trigger's options, or empty (e.g. 'manual:')")
+			l.failAt("trigger.not-a-mapping", f, e.Val, "must be a mapping of the trigger's options, or empty (e.g. 'manual:')")
 			continue
 		}
-		for _, d := range e.val.entries {
-			df, v := join(f, d.key), d.val
-			switch d.key {
+		for _, d := range e.Val.Entries {
+			df, v := join(f, d.Key), d.Val
+			switch d.Key {
 			case "session":
 				tr.Session = l.sessionPath(v, df, msgSessionPath)
 			case "message":
-				if v.kind == kindBool && !v.truth {
+				if v.Kind == yamltree.Bool && !v.Truth {
 					tr.MessageDisabled = true
 					continue
 				}
@@ -1245,9 +1001,9 @@ func (l *loader) triggers(n *node, field, slug string) []*Trigger {
 			case "description":
 				tr.Description = jsTrim(l.nonEmpty(v, df, "trigger.description", "must be a non-empty string telling a caller what calling this entry does."))
 			case "requires":
-				tr.Requires = l.signature(v, df, d.key)
+				tr.Requires = l.signature(v, df, d.Key)
 			case "returns":
-				tr.Returns = l.signature(v, df, d.key)
+				tr.Returns = l.signature(v, df, d.Key)
 			case "entry":
 				l.failAt("trigger.key-refused", df, v, "declares 'entry', but the state this declaration sits on is the trigger's entry state: "+
 					"move the declaration under the 'triggers:' of the state it should start in, and drop the key.")
@@ -1258,7 +1014,7 @@ func (l *loader) triggers(n *node, field, slug string) []*Trigger {
 				if tr.Extra == nil {
 					tr.Extra = map[string]any{}
 				}
-				tr.Extra[d.key] = plain(v)
+				tr.Extra[d.Key] = plain(v)
 			}
 		}
 	}
@@ -1267,29 +1023,29 @@ func (l *loader) triggers(n *node, field, slug string) []*Trigger {
 
 // sessionPath checks the session-path grammar (§4.9) and returns the trimmed path.
 func (l *loader) sessionPath(n *node, field, typeMsg string) string {
-	if n.kind != kindString {
+	if n.Kind != yamltree.String {
 		l.failAt("trigger.session-path", field, n, typeMsg)
 		return ""
 	}
-	segs, err := ParseSessionPath(n.str)
+	segs, err := ParseSessionPath(n.Str)
 	var bad *InvalidSessionPathError
 	if errors.As(err, &bad) {
 		l.failAt("trigger.session-path", field, n, bad.Reason)
-		return jsTrim(n.str)
+		return jsTrim(n.Str)
 	}
 	return strings.Join(segs, ".")
 }
 
 // signature reads a trigger's requires/returns list (§4.4, R-06, V-18).
 func (l *loader) signature(n *node, field, key string) []SignatureEntry {
-	if n.kind != kindSeq {
+	if n.Kind != yamltree.Seq {
 		l.failAt("signature.not-a-list", field, n, fmt.Sprintf("must be a list of run-variable names, each a bare name or "+
 			"'{ name, type?, description? }' (e.g. '%s: [order_id, { name: due, type: date }]').", key))
 		return nil
 	}
-	out := make([]SignatureEntry, 0, len(n.items))
+	out := make([]SignatureEntry, 0, len(n.Items))
 	seen := map[string]bool{}
-	for i, it := range n.items {
+	for i, it := range n.Items {
 		f := idx(field, i)
 		ent, ok := l.signatureEntry(it, f)
 		if ent.Name == "" {
@@ -1324,10 +1080,10 @@ var reservedReturns = map[string]string{
 // The returned Name is set whenever the entry names a string, valid or not, so the
 // list checks can still see it.
 func (l *loader) signatureEntry(n *node, field string) (SignatureEntry, bool) {
-	switch n.kind {
-	case kindString:
-		return SignatureEntry{Name: n.str}, l.variable(n.str, n, field)
-	case kindMap:
+	switch n.Kind {
+	case yamltree.String:
+		return SignatureEntry{Name: n.Str}, l.variable(n.Str, n, field)
+	case yamltree.Map:
 	default:
 		l.failAt("signature.name-invalid", field, n, fmt.Sprintf("'%s' is not a valid run-variable name", text(n)))
 		return SignatureEntry{}, false
@@ -1335,43 +1091,43 @@ func (l *loader) signatureEntry(n *node, field string) (SignatureEntry, bool) {
 	var ent SignatureEntry
 	ok := true
 	label := "The entry"
-	name := n.get("name")
+	name := n.Get("name")
 	switch {
 	case name == nil:
 		l.failAt("signature.name-invalid", field, n, msgEntryName)
 		ok = false
-	case name.kind != kindString:
+	case name.Kind != yamltree.String:
 		l.failAt("signature.name-invalid", join(field, "name"), name, msgEntryName)
 		ok = false
 	default:
-		ent.Name = name.str
-		if name.str != "" {
-			label = fmt.Sprintf("Entry '%s'", name.str)
+		ent.Name = name.Str
+		if name.Str != "" {
+			label = fmt.Sprintf("Entry '%s'", name.Str)
 		}
-		ok = l.variable(name.str, name, join(field, "name"))
+		ok = l.variable(name.Str, name, join(field, "name"))
 	}
-	for _, e := range n.entries {
-		f := join(field, e.key)
-		switch e.key {
+	for _, e := range n.Entries {
+		f := join(field, e.Key)
+		switch e.Key {
 		case "name":
 		case "type":
-			if e.val.kind != kindString || !slices.Contains(SignatureTypes, e.val.str) {
-				l.failAt("signature.type-unknown", f, e.val, fmt.Sprintf("'type' must be one of %s or %s; got %s",
-					strings.Join(SignatureTypes[:len(SignatureTypes)-1], ", "), SignatureTypes[len(SignatureTypes)-1], appendJSON(nil, e.val, false)))
+			if e.Val.Kind != yamltree.String || !slices.Contains(SignatureTypes, e.Val.Str) {
+				l.failAt("signature.type-unknown", f, e.Val, fmt.Sprintf("'type' must be one of %s or %s; got %s",
+					strings.Join(SignatureTypes[:len(SignatureTypes)-1], ", "), SignatureTypes[len(SignatureTypes)-1], appendJSON(nil, e.Val, false)))
 				ok = false
 				continue
 			}
-			ent.Type = e.val.str
+			ent.Type = e.Val.Str
 		case "description":
-			if e.val.kind != kindString || jsTrim(e.val.str) == "" {
-				l.failAt("signature.description-blank", f, e.val, "'description' "+msgNonEmpty)
+			if e.Val.Kind != yamltree.String || jsTrim(e.Val.Str) == "" {
+				l.failAt("signature.description-blank", f, e.Val, "'description' "+msgNonEmpty)
 				ok = false
 				continue
 			}
-			ent.Description = jsTrim(e.val.str)
+			ent.Description = jsTrim(e.Val.Str)
 		default:
-			l.fail("signature.unknown-key", field, e.line, e.col, fmt.Sprintf("%s declares '%s', which a signature entry does not take: "+
-				"it has 'name', 'type' and 'description' only.", label, e.key))
+			l.fail("signature.unknown-key", field, e.Line, e.Col, fmt.Sprintf("%s declares '%s', which a signature entry does not take: "+
+				"it has 'name', 'type' and 'description' only.", label, e.Key))
 			ok = false
 		}
 	}
