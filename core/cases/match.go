@@ -20,6 +20,8 @@ import (
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dlclark/regexp2/v2/syntax"
+
+	"github.com/archmax-ai/archmax/core/spec"
 )
 
 // ErrRegexAborted is wrapped by the error TextMatches and PartialMatchErr return
@@ -638,45 +640,8 @@ func mtString(v any) string {
 	return fmt.Sprint(x)
 }
 
-// mtNumberString is JavaScript's Number.prototype.toString() (radix 10):
-// shortest round-trip digits, plain notation for exponents in [-6, 21),
-// otherwise d.ddde±x.
-func mtNumberString(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		return "0" // -0 too
-	case f < 0:
-		return "-" + mtNumberString(-f)
-	}
-	e := strconv.FormatFloat(f, 'e', -1, 64) // d[.ddd]e±xx
-	mant, exp, _ := strings.Cut(e, "e")
-	digits := strings.Replace(mant, ".", "", 1)
-	x, _ := strconv.Atoi(exp)
-	k, n := len(digits), x+1 // f = 0.digits × 10^n
-	switch {
-	case k <= n && n <= 21:
-		return digits + strings.Repeat("0", n-k)
-	case 0 < n && n <= 21:
-		return digits[:n] + "." + digits[n:]
-	case -6 < n && n <= 0:
-		return "0." + strings.Repeat("0", -n) + digits
-	}
-	sign := "+"
-	if n-1 < 0 {
-		sign = "-"
-	}
-	out := digits[:1]
-	if k > 1 {
-		out += "." + digits[1:]
-	}
-	return out + "e" + sign + strconv.Itoa(mtAbs(n-1))
-}
+// mtNumberString is JavaScript's Number.prototype.toString() (radix 10).
+func mtNumberString(f float64) string { return spec.FormatJSNumber(f) }
 
 func mtAbs(i int) int {
 	if i < 0 {
