@@ -46,7 +46,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	code := exitOK
-	root.AddCommand(newRunCommand(&code), newDecideCommand(&code), newDeliverCommand(&code), newValidateCommand(&code), newTestCommand(&code), newServeCommand())
+	root.AddCommand(newRunCommand(&code), newDecideCommand(&code), newDeliverCommand(&code), newValidateCommand(&code), newTestCommand(&code), newGraphCommand(&code), newServeCommand())
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return code

@@ -14,6 +14,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/cases"
 	"github.com/archmax-ai/archmax/core/cases/runner"
+	"github.com/archmax-ai/archmax/core/machine"
 	"github.com/archmax-ai/archmax/core/sandbox"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store/fs"
@@ -80,6 +81,7 @@ func validateWorkflow(workspace, slug string) []spec.Diagnostic {
 	if sp == nil {
 		return append(diags, validateCases(workspace, slug)...)
 	}
+	diags = append(diags, machine.GraphDiagnostics(sp, file)...)
 	for _, st := range sp.States {
 		if st.Type != "code" || st.Script == "" {
 			continue
