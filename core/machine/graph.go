@@ -94,6 +94,32 @@ func mermaidID(s string) string {
 	}, s)
 }
 
+// Reachable reports the states some trigger's entry state leads to through transitions and
+// on_error routes (the entry states included).
+func Reachable(sp *spec.MachineSpec) map[string]bool {
+	reached := map[string]bool{}
+	var walk func(string)
+	walk = func(s string) {
+		st := sp.State(s)
+		if reached[s] || st == nil {
+			return
+		}
+		reached[s] = true
+		for _, t := range st.Transitions {
+			walk(t.To)
+		}
+		if st.OnError != "" {
+			walk(st.OnError)
+		}
+	}
+	for _, st := range sp.States {
+		if len(st.Triggers) > 0 {
+			walk(st.Slug)
+		}
+	}
+	return reached
+}
+
 // GraphDiagnostics is the static analysis of the topology (spec 01 §8.3 P-17 and issue
 // 10): a state no entry reaches through transitions and on_error routes (warning
 // `state.unreachable`), and a state from which no terminal state can be reached — a run

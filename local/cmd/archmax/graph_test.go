@@ -56,3 +56,51 @@ func TestValidateReportsUnreachableStates(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
+
+// spec 01 §7.5, R-22: validate walks the delegation graph from reachable states: cycles,
+// missing and unusable targets, targets without manual, chains past the limit (errors),
+// disabled targets (warning).
+func TestValidateDelegationGraph(t *testing.T) {
+	dir := t.TempDir()
+	wf := func(slug, body string) {
+		p := filepath.Join(dir, "workflows", slug)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(p, "workflow.yaml"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := func(targets ...string) string {
+		allow := ""
+		for _, tg := range targets {
+			allow += "archmax_workflow_" + tg + ", "
+		}
+		return "instructions: Work.\nstates:\n  work:\n    triggers:\n      manual:\n    instructions: Work.\n    tools:\n      allow: [" + strings.TrimSuffix(allow, ", ") + "]\n"
+	}
+	wf("root", calls("a", "gone", "off", "nomanual", "broken", "loop"))
+	wf("a", calls("b"))
+	wf("b", calls("c"))
+	wf("c", calls("d"))
+	wf("d", "instructions: Leaf.\nstates:\n  leaf:\n    triggers:\n      manual:\n    instructions: Leaf.\n")
+	wf("off", "disabled: true\ninstructions: Off.\nstates:\n  x:\n    triggers:\n      manual:\n    instructions: X.\n")
+	wf("nomanual", "instructions: N.\nstates:\n  x:\n    triggers:\n      nightly:\n    instructions: X.\n")
+	wf("broken", "states: [nope]\n")
+	wf("loop", calls("root"))
+	code, out, _ := run(t, "validate", "--workspace", dir, "root")
+	for _, want := range []string{
+		"error delegation.too-deep: the chain root → a → b → c → d is 4 delegations deep",
+		"error delegation.unknown-workflow: 'archmax_workflow_gone' delegates to 'gone', which cannot be loaded",
+		"warning delegation.disabled: 'archmax_workflow_off' delegates to 'off'",
+		"error delegation.not-delegatable: 'archmax_workflow_nomanual'",
+		"error delegation.unknown-workflow: 'archmax_workflow_broken' delegates to 'broken', which cannot be loaded: Cannot load workflow 'broken'",
+		"error delegation.cycle: delegating to 'root' would never terminate: it is already in the chain root → loop → root",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate lacks %q:\n%s", want, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d", code)
+	}
+}

@@ -82,6 +82,7 @@ func validateWorkflow(workspace, slug string) []spec.Diagnostic {
 		return append(diags, validateCases(workspace, slug)...)
 	}
 	diags = append(diags, machine.GraphDiagnostics(sp, file)...)
+	diags = append(diags, delegationDiagnostics(workspace, file, slug, sp)...)
 	for _, st := range sp.States {
 		if st.Type != "code" || st.Script == "" {
 			continue

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/archmax-ai/archmax/core/machine"
+	"github.com/archmax-ai/archmax/core/spec"
+)
+
+// delegationDiagnostics walks the delegation graph from the workflow's reachable states'
+// archmax_workflow_* grants, transitively (spec 01 §7.5, §8.3 R-22, V-25): a non-slug target,
+// a target already in the chain (the delegation would never terminate), a target whose
+// workflow.yaml is missing or unusable, one with no manual trigger, and a chain deeper than
+// the dispatcher's limit are errors; a disabled target is a warning (the tool stays bound,
+// the call is refused at run time). Each is located at the granting state of the validated
+// workflow.
+func delegationDiagnostics(workspace, file, slug string, sp *spec.MachineSpec) []spec.Diagnostic {
+	var out []spec.Diagnostic
+	loaded := map[string]*spec.MachineSpec{slug: sp}
+	failed := map[string]string{}
+	load := func(wf string) (*spec.MachineSpec, string) {
+		if s, ok := loaded[wf]; ok {
+			return s, ""
+		}
+		if why, ok := failed[wf]; ok {
+			return nil, why
+		}
+		f := filepath.ToSlash(filepath.Join("workflows", wf, "workflow.yaml"))
+		src, err := os.ReadFile(filepath.Join(workspace, f))
+		if err != nil {
+			failed[wf] = fmt.Sprintf("there is no %s", f)
+			return nil, failed[wf]
+		}
+		s, err := spec.Load(wf, f, src)
+		if err != nil {
+			failed[wf] = err.Error()
+			return nil, failed[wf]
+		}
+		loaded[wf] = s
+		return s, ""
+	}
+	seen := map[string]bool{}
+	var walk func(at *spec.State, cur *spec.MachineSpec, chain []string)
+	walk = func(at *spec.State, cur *spec.MachineSpec, chain []string) {
+		reachable := machine.Reachable(cur)
+		for _, st := range cur.States {
+			if !reachable[st.Slug] {
+				continue
+			}
+			for _, e := range append(append([]spec.ToolEntry(nil), st.Tools.Allow...), cur.Tools.Allow...) {
+				target, ok := spec.WorkflowSlugFromToolName(e.Tool)
+				if !ok {
+					continue
+				}
+				where := at
+				if where == nil {
+					where = st
+				}
+				add := func(sev, code, msg string) {
+					key := code + "|" + where.Slug + "|" + msg
+					if seen[key] {
+						return
+					}
+					seen[key] = true
+					out = append(out, spec.Diagnostic{Severity: sev, Code: code, Field: "states." + where.Slug + ".tools.allow", File: file,
+						Line: where.Line, Column: where.Column, Message: msg})
+				}
+				path := strings.Join(append(append([]string(nil), chain...), target), " → ")
+				switch {
+				case !spec.IsDelegationSlug(target):
+					add("error", "delegation.invalid-target", fmt.Sprintf("'%s' names '%s', which is not a workflow slug of at most %d characters (kebab-case)", e.Tool, target, spec.MaxDelegationSlug))
+					continue
+				case slices.Contains(chain, target):
+					add("error", "delegation.cycle", fmt.Sprintf("delegating to '%s' would never terminate: it is already in the chain %s", target, path))
+					continue
+				case len(chain) > spec.DefaultSubWorkflowDepth:
+					add("error", "delegation.too-deep", fmt.Sprintf("the chain %s is %d delegations deep, past the dispatcher's limit of %d", path, len(chain), spec.DefaultSubWorkflowDepth))
+					continue
+				}
+				child, why := load(target)
+				switch {
+				case child == nil:
+					add("error", "delegation.unknown-workflow", fmt.Sprintf("'%s' delegates to '%s', which cannot be loaded: %s", e.Tool, target, why))
+					continue
+				case child.Trigger(spec.ManualTrigger) == nil:
+					add("error", "delegation.not-delegatable", fmt.Sprintf("'%s' delegates to '%s', which declares no 'manual' trigger to start in", e.Tool, target))
+					continue
+				case child.Disabled:
+					add("warning", "delegation.disabled", fmt.Sprintf("'%s' delegates to '%s', which is disabled: its calls are refused at run time", e.Tool, target))
+				}
+				walk(where, child, append(append([]string(nil), chain...), target))
+			}
+		}
+	}
+	walk(nil, sp, []string{slug})
+	return out
+}
