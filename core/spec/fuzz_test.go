@@ -1,0 +1,89 @@
+package spec
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzParse: the workflow parser never panics, always answers (a spec, or at least one
+// error diagnostic) and, when it accepts a document, accepts its snapshot's hash stably
+// (issue 10 "Bad input"; spec 01 §2.13). The seed corpus runs as an ordinary test.
+func FuzzParse(f *testing.F) {
+	for _, dir := range []string{"testdata", "../../fixtures/access-desk/workflows"} {
+		_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".yaml") && !strings.Contains(p, "/tests/") {
+				if b, err := os.ReadFile(p); err == nil {
+					f.Add(b)
+				}
+			}
+			return nil
+		})
+	}
+	for _, s := range []string{
+		"",
+		"states: {}",
+		"a: &a [*a]",
+		"a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nc: &c [*b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c]\n",
+		"<<: {states: {s: {triggers: {manual: }}}}",
+		"states:\n  on:\n    triggers: {manual: }\n  no:\n    instructions: x\n  y:\n    instructions: y\n",
+		"states:\n  s:\n    triggers: {manual: }\n  s:\n    instructions: dup\n",
+		"\xff\xfe states: [",
+		strings.Repeat("[", 500) + strings.Repeat("]", 500),
+		"states:\n  s:\n    triggers:\n      manual:\n        requires: [{name: a, type: strange}]\n",
+		"---\nstates: {}\n---\nstates: {}\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if len(src) > 1<<16 {
+			return
+		}
+		sp, diags := Parse("workflows/wf/workflow.yaml", src)
+		hasError := false
+		for _, d := range diags {
+			if d.Severity == "error" {
+				hasError = true
+			}
+			if d.Message == "" || d.Code == "" {
+				t.Fatalf("a diagnostic without code or message: %+v", d)
+			}
+		}
+		if sp == nil && !hasError {
+			t.Fatalf("no spec and no error for %q", src)
+		}
+		if sp != nil && !hasError {
+			if h1, h2 := sp.Hash(), sp.Hash(); h1 != h2 {
+				t.Fatalf("unstable hash")
+			}
+		}
+	})
+}
+
+// FuzzSessionID: the session-id rule never panics; an accepted id is accepted again and its
+// parent/root helpers stay within it (spec 02 §9.2, §8.2).
+func FuzzSessionID(f *testing.F) {
+	for _, s := range []string{"s1", "chat-42", "s~1", "s~1~2", "a/b", "..", "", "~1", "s~", "s~x", "checkpoints", "x\x00y",
+		strings.Repeat("a", 300), "s~1~2~3~4", "s~state:wf:1", "é", "s\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		got, err := CheckSessionID(id)
+		if err != nil {
+			if SessionIDRejection(id) == "" {
+				t.Fatalf("CheckSessionID refused %q but SessionIDRejection accepts it", id)
+			}
+			return
+		}
+		if _, err := CheckSessionID(got); err != nil {
+			t.Fatalf("an accepted id %q is refused the second time: %v", got, err)
+		}
+		if p, ok := ParentSessionIDOf(got); ok && !strings.HasPrefix(got, p+"~") {
+			t.Fatalf("parent %q of %q", p, got)
+		}
+		if r := RootSessionIDOf(got); !strings.HasPrefix(got, r) {
+			t.Fatalf("root %q of %q", r, got)
+		}
+	})
+}
