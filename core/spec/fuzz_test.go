@@ -87,3 +87,16 @@ func FuzzSessionID(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParse10MB: a 10 MB workflow.yaml (one huge instructions string) parses in bounded
+// time and memory (issue 10 "Bad input").
+func BenchmarkParse10MB(b *testing.B) {
+	src := []byte("states:\n  s:\n    triggers: {manual: }\n    instructions: \"" + strings.Repeat("x", 10<<20) + "\"\n")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if sp, _ := Parse("workflows/wf/workflow.yaml", src); sp == nil {
+			b.Fatal("refused")
+		}
+	}
+}
