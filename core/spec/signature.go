@@ -379,3 +379,36 @@ func MistypedReturnsRefusal(triggerID string, entries []SignatureEntry, writes m
 	}
 	return fmt.Sprintf("trigger '%s' declares %s typed: %s. Write a value of the declared type.", triggerID, noun, strings.Join(invalid, "; "))
 }
+
+// TriggerSignature is a trigger's call signature (spec 01 §4.4): the description a caller
+// reads (trimmed, "" when blank) and its typed requires and returns ([] when undeclared).
+type TriggerSignature struct {
+	Description string           `json:"description,omitempty"`
+	Requires    []SignatureEntry `json:"requires"`
+	Returns     []SignatureEntry `json:"returns"`
+}
+
+// SignatureForTrigger is signatureForTrigger (spec 01 §4.4): the signature of triggerID,
+// false when no state declares it (for an id declared twice — a document error — the later
+// declaration).
+func SignatureForTrigger(sp *MachineSpec, triggerID string) (TriggerSignature, bool) {
+	var found *Trigger
+	for _, st := range sp.States {
+		for _, t := range st.Triggers {
+			if t.ID == triggerID {
+				found = t
+			}
+		}
+	}
+	if found == nil {
+		return TriggerSignature{}, false
+	}
+	sig := TriggerSignature{Description: strings.TrimSpace(found.Description), Requires: found.Requires, Returns: found.Returns}
+	if sig.Requires == nil {
+		sig.Requires = []SignatureEntry{}
+	}
+	if sig.Returns == nil {
+		sig.Returns = []SignatureEntry{}
+	}
+	return sig, true
+}

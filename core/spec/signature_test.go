@@ -319,3 +319,31 @@ func TestMistypedReturnsRefusal(t *testing.T) {
 		}
 	}
 }
+
+// 01 §4.4: signatureForTrigger — the declared lists, the trimmed description, nothing for an
+// undeclared trigger.
+func TestSignatureForTrigger(t *testing.T) {
+	sp, err := Load("wf", "workflow.yaml", []byte(`states:
+  a:
+    triggers:
+      manual:
+        description: "  Ask for it.  "
+        requires: [{ name: item, type: string }]
+        returns: [verdict]
+      nightly:
+    instructions: A.
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, ok := SignatureForTrigger(sp, "manual")
+	if !ok || sig.Description != "Ask for it." || len(sig.Requires) != 1 || sig.Requires[0].Type != "string" || sig.Returns[0].Name != "verdict" {
+		t.Errorf("manual %+v %v", sig, ok)
+	}
+	if sig, ok := SignatureForTrigger(sp, "nightly"); !ok || sig.Requires == nil || len(sig.Requires)+len(sig.Returns) != 0 || sig.Description != "" {
+		t.Errorf("nightly %+v", sig)
+	}
+	if _, ok := SignatureForTrigger(sp, "weekly"); ok {
+		t.Error("an undeclared trigger has a signature")
+	}
+}
