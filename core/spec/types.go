@@ -18,7 +18,8 @@ type Diagnostic struct {
 // Values Parse applies and checks (spec 01 §2.4–§2.6, §3.1, §4.3). Unexported so the
 // package's public surface stays the parsed types.
 const (
-	sevError = "error"
+	sevError   = "error"
+	sevWarning = "warning"
 
 	typeAgent  = "agent"
 	typeHuman  = "human"

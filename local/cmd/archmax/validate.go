@@ -81,6 +81,7 @@ func validateWorkflow(workspace, slug string) []spec.Diagnostic {
 	if sp == nil {
 		return append(diags, validateCases(workspace, slug)...)
 	}
+	diags = append(diags, spec.Lint(sp, file)...)
 	diags = append(diags, machine.GraphDiagnostics(sp, file)...)
 	diags = append(diags, delegationDiagnostics(workspace, file, slug, sp)...)
 	for _, st := range sp.States {
