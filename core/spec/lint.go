@@ -2,9 +2,13 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
+
+// mutatingBuiltIns are the built-in file tools that write (R-19).
+var mutatingBuiltIns = []string{"write_file", "edit_file", "copy_file", "move_file", "remove_file"}
 
 // Lint is the lint phase of validateSpec (spec 01 §8.1, §8.3: phase L): rules that do not
 // block loading but fail `archmax validate` (errors) or advise (warnings). Each diagnostic
@@ -45,8 +49,63 @@ func Lint(sp *MachineSpec, file string) []Diagnostic {
 			at(sevWarning, "tools.essential-inert", "tools.allow_always", nil, fmt.Sprintf("'tools.allow_always' names the essential tool '%s': %s", e.Tool, what))
 		}
 	}
+	// the names a requires declares (a trigger's or a state's): what guards may reference
+	declared := map[string]bool{TriggerVariable: true, TitleVariable: true}
+	for _, st := range sp.States {
+		for _, r := range st.Requires {
+			declared[r] = true
+		}
+		for _, t := range st.Triggers {
+			for _, e := range t.Requires {
+				declared[e.Name] = true
+			}
+		}
+	}
+	undeclared := func(field string, st *State, entries []ToolEntry) { // R-20
+		for _, e := range entries {
+			var texts []string
+			texts = append(texts, e.Paths...)
+			for _, a := range e.Args {
+				texts = append(texts, a.Globs...)
+			}
+			for _, text := range texts {
+				refs, _ := ParseReferences(text)
+				for _, ref := range refs {
+					if !declared[ref.Name] {
+						at(sevWarning, "reference.undeclared", field, st, fmt.Sprintf(
+							"the guard of '%s' references '%s', which no trigger's or state's 'requires' declares: it may be unset when the call is judged, and the call is then refused", e.Tool, ref.Raw))
+					}
+				}
+			}
+		}
+	}
+	undeclared("tools.allow_always", nil, sp.Tools.Allow)
+	undeclared("tools.forbid_always", nil, sp.Tools.Forbid)
 	for _, st := range sp.States {
 		f := "states." + st.Slug
+		undeclared(f+".tools.allow", st, st.Tools.Allow)
+		undeclared(f+".tools.forbid", st, st.Tools.Forbid)
+		for _, t := range st.Triggers { // R-08
+			for _, k := range slices.Sorted(maps.Keys(t.Extra)) {
+				at(sevWarning, "trigger.unknown-key", f+".triggers."+t.ID+"."+k, st, fmt.Sprintf(
+					"trigger '%s' declares the key '%s', which the runtime does not read (kept for the host)", t.ID, k))
+			}
+		}
+		if st.Type == "human" && st.Budget != (Budget{}) { // P-10
+			at(sevError, "human.key-refused", f+".budget", st, fmt.Sprintf(
+				"human state '%s' declares a budget: a person's decision is not bounded by turns or time; remove it", st.Slug))
+		}
+		for _, e := range st.Tools.Allow {
+			if !e.Guarded && slices.ContainsFunc(st.Tools.Forbid, func(x ToolEntry) bool { return !x.Guarded && x.Tool == e.Tool }) { // R-18
+				at(sevWarning, "governance.inert-entry", f+".tools", st, fmt.Sprintf(
+					"state '%s' both allows and forbids '%s': the denial wins, the grant does nothing", st.Slug, e.Tool))
+			}
+			if e.Guarded && len(e.Args) == 0 && len(e.Paths) > 0 && slices.Contains(mutatingBuiltIns, e.Tool) && // R-19
+				!slices.ContainsFunc(e.Paths, func(p string) bool { return !strings.HasPrefix(p, "scratchpad/") }) {
+				at(sevWarning, "tools.scratchpad-inert", f+".tools.allow", st, fmt.Sprintf(
+					"state '%s' allows '%s' only on scratchpad/ paths, which every state may write anyway: the grant adds nothing", st.Slug, e.Tool))
+			}
+		}
 		if st.Type == "human" { // R-13
 			if strings.TrimSpace(st.Instructions) == "" {
 				at(sevError, "human.instructions-missing", f+".instructions", st,

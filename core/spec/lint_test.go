@@ -42,6 +42,11 @@ func TestLint(t *testing.T) {
 		{"R-12 model redundant", "instructions: Do the work.\n", "instructions: Do the work.\nsettings:\n  model: m1\n", "", "", ""},
 		{"R-16 advance forbidden", "instructions: Do the work.\n", "instructions: Do the work.\ntools:\n  forbid_always: [archmax_advance]\n", "tools.advance-forbidden", "error", "tools.forbid_always"},
 		{"R-17 essential in allow_always", "instructions: Do the work.\n", "instructions: Do the work.\ntools:\n  allow_always: [read_file]\n", "tools.essential-inert", "warning", "tools.allow_always"},
+		{"R-08 unknown trigger key", "      manual:\n", "      manual:\n        channel: slack\n", "trigger.unknown-key", "warning", "states.work.triggers.manual.channel"},
+		{"R-18 allowed and forbidden", "    instructions: Work.\n", "    instructions: Work.\n    tools:\n      allow: [grep]\n      forbid: [grep]\n", "governance.inert-entry", "warning", "states.work.tools"},
+		{"R-19 scratchpad-only write", "    instructions: Work.\n", "    instructions: Work.\n    tools:\n      allow: [{ tool: write_file, paths: [scratchpad/a.md] }]\n", "tools.scratchpad-inert", "warning", "states.work.tools.allow"},
+		{"R-20 undeclared guard reference", "    instructions: Work.\n", "    instructions: Work.\n    tools:\n      allow: [{ tool: write_file, paths: [\"out/${{area}}.md\"] }]\n", "reference.undeclared", "warning", "states.work.tools.allow"},
+		{"P-10 budget on a human state", "    instructions: Decide.\n", "    instructions: Decide.\n    budget: { maxTurns: 3 }\n", "human.key-refused", "error", "states.review.budget"},
 		{"P-18 reference in instructions", "    instructions: Work.\n", "    instructions: Work on ${{item}}.\n", "instructions.reference-not-resolved", "warning", "states.work.instructions"},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
