@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,7 +12,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	yaml "sigs.k8s.io/yaml/goyaml.v3"
+
+	"github.com/archmax-ai/archmax/core/internal/schematest"
 )
 
 // The editor schema docs/schema/workflow.schema.json is written by hand and held to
@@ -27,66 +26,14 @@ import (
 
 const workflowSchemaFile = "../../docs/schema/workflow.schema.json"
 
-// workflowSchema compiles the schema once per test.
 func workflowSchema(t *testing.T) (*jsonschema.Schema, map[string]any) {
 	t.Helper()
-	raw, err := os.ReadFile(workflowSchemaFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatalf("%s is not JSON: %v", workflowSchemaFile, err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertVocabs()
-	if err := c.AddResource("workflow.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("workflow.schema.json")
-	if err != nil {
-		t.Fatalf("schema does not compile: %v", err)
-	}
-	var plain map[string]any
-	if err := json.Unmarshal(raw, &plain); err != nil {
-		t.Fatal(err)
-	}
-	return sch, plain
+	return schematest.Compile(t, workflowSchemaFile)
 }
 
-// yamlInstance reads YAML as an editor does (YAML 1.2: yes/no/on/off and unquoted
-// dates stay strings; aliases and merge keys applied) and returns the JSON instance
-// the schema validates.
 func yamlInstance(t *testing.T, src string) any {
 	t.Helper()
-	var n yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &n); err != nil {
-		t.Fatalf("YAML: %v\n%s", err, src)
-	}
-	var keepTimestamps func(n *yaml.Node)
-	keepTimestamps = func(n *yaml.Node) {
-		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!timestamp" {
-			n.Tag = "!!str"
-		}
-		for _, c := range n.Content {
-			keepTimestamps(c)
-		}
-	}
-	keepTimestamps(&n)
-	var v any
-	if err := n.Decode(&v); err != nil {
-		t.Fatalf("YAML: %v\n%s", err, src)
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("JSON: %v\n%s", err, src)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inst
+	return schematest.Instance(t, src)
 }
 
 // parseErrors returns the error diagnostics Parse reports for src.
