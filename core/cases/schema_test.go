@@ -2,7 +2,6 @@ package cases
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -53,39 +52,12 @@ func caseIssues(t *testing.T, src string) []Issue {
 
 func schemaPointer(t *testing.T, root map[string]any, ptr string) any {
 	t.Helper()
-	var cur any = root
-	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[seg]
-		case []any:
-			var i int
-			if _, err := fmt.Sscan(seg, &i); err != nil || i >= len(c) {
-				t.Fatalf("%s: no %q", ptr, seg)
-			}
-			cur = c[i]
-		default:
-			t.Fatalf("%s: no %q", ptr, seg)
-		}
-		if cur == nil {
-			t.Fatalf("%s: no %q in the schema", ptr, seg)
-		}
-	}
-	return cur
+	return schematest.Pointer(t, root, ptr)
 }
 
 func schemaKeys(t *testing.T, root map[string]any, ptr string) []string {
 	t.Helper()
-	props, ok := schemaPointer(t, root, ptr).(map[string]any)
-	if !ok {
-		t.Fatalf("%s is not a properties object", ptr)
-	}
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return schematest.Keys(t, root, ptr)
 }
 
 func kindNames(kinds []StepKind) []string {

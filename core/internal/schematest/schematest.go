@@ -5,8 +5,12 @@ package schematest
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -74,4 +78,39 @@ func Instance(t *testing.T, src string) any {
 		t.Fatal(err)
 	}
 	return inst
+}
+
+// Pointer resolves a JSON pointer ("/$defs/state/properties") in a decoded schema, failing
+// the test when a segment is missing.
+func Pointer(t *testing.T, root map[string]any, ptr string) any {
+	t.Helper()
+	var cur any = root
+	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[seg]
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(c) {
+				t.Fatalf("%s: no %q", ptr, seg)
+			}
+			cur = c[i]
+		default:
+			t.Fatalf("%s: no %q", ptr, seg)
+		}
+		if cur == nil {
+			t.Fatalf("%s: no %q in the schema", ptr, seg)
+		}
+	}
+	return cur
+}
+
+// Keys are the sorted property names of the properties object at ptr.
+func Keys(t *testing.T, root map[string]any, ptr string) []string {
+	t.Helper()
+	props, ok := Pointer(t, root, ptr).(map[string]any)
+	if !ok {
+		t.Fatalf("%s is not a properties object", ptr)
+	}
+	return slices.Sorted(maps.Keys(props))
 }
