@@ -454,19 +454,12 @@ func TestDelegatedParkRepresentedWhenTheChildParksAgain(t *testing.T) {
 func TestScriptFanOutIsConcurrentAndBounded(t *testing.T) {
 	h := delegateHarness(t)
 	var inflight, peak atomic.Int32
+	var full atomic.Bool
 	h.model.hook = func(req *model.Request) {
 		if !strings.Contains(req.Metadata["archmax.session"], "/") {
 			return
 		}
-		n := inflight.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
-			}
-		}
-		time.Sleep(150 * time.Millisecond)
-		inflight.Add(-1)
+		gather(&inflight, &peak, &full, 4)
 	}
 	script := `const items = ["A", "B", "C", "D", "E"];
 const settled = await Promise.allSettled(items.map((item) => tools["archmax_workflow_check-item"]({ item, qty: 1 })));
@@ -710,15 +703,12 @@ states:
 func TestAgentParallelDelegationsAreBounded(t *testing.T) {
 	h := delegateHarness(t)
 	var inflight, peak atomic.Int32
+	var full atomic.Bool
 	h.model.hook = func(req *model.Request) {
 		if !strings.Contains(req.Metadata["archmax.session"], "/") {
 			return
 		}
-		n := inflight.Add(1)
-		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-		}
-		time.Sleep(100 * time.Millisecond)
-		inflight.Add(-1)
+		gather(&inflight, &peak, &full, 4)
 	}
 	var cs []call
 	for i := 1; i <= 6; i++ {
@@ -946,3 +936,22 @@ func TestDelegationFailuresStayUntilRecovered(t *testing.T) {
 		}
 	})
 }
+
+// gather is a model hook that observes concurrency deterministically: each child call
+// counts itself in flight and waits until bound calls are in flight together (or 5 s pass),
+// so the peak shows the bound however slowly the machine schedules them; once the bound was
+// reached, later calls pass straight through.
+func gather(inflight, peak *atomic.Int32, full *atomic.Bool, bound int32) {
+	n := inflight.Add(1)
+	for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+	}
+	if n >= bound {
+		full.Store(true)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !full.Load() && time.Now().Before(deadline); {
+		time.Sleep(2 * time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // a call past the bound would be in flight now
+	inflight.Add(-1)
+}
+
