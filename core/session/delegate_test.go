@@ -954,4 +954,3 @@ func gather(inflight, peak *atomic.Int32, full *atomic.Bool, bound int32) {
 	time.Sleep(20 * time.Millisecond) // a call past the bound would be in flight now
 	inflight.Add(-1)
 }
-
