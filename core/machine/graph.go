@@ -127,11 +127,9 @@ func Reachable(sp *spec.MachineSpec) map[string]bool {
 // located at its state.
 func GraphDiagnostics(sp *spec.MachineSpec, file string) []spec.Diagnostic {
 	next := map[string][]string{}
-	var starts []string
+	hasStart := false
 	for _, st := range sp.States {
-		if len(st.Triggers) > 0 {
-			starts = append(starts, st.Slug)
-		}
+		hasStart = hasStart || len(st.Triggers) > 0
 		for _, t := range st.Transitions {
 			next[st.Slug] = append(next[st.Slug], t.To)
 		}
@@ -139,20 +137,7 @@ func GraphDiagnostics(sp *spec.MachineSpec, file string) []spec.Diagnostic {
 			next[st.Slug] = append(next[st.Slug], st.OnError)
 		}
 	}
-	reached := map[string]bool{}
-	var walk func(string)
-	walk = func(s string) {
-		if reached[s] || sp.State(s) == nil {
-			return
-		}
-		reached[s] = true
-		for _, n := range next[s] {
-			walk(n)
-		}
-	}
-	for _, s := range starts {
-		walk(s)
-	}
+	reached := Reachable(sp)
 	// states that reach a terminal: the reverse closure from the terminals
 	prev := map[string][]string{}
 	for from, tos := range next {
@@ -180,7 +165,7 @@ func GraphDiagnostics(sp *spec.MachineSpec, file string) []spec.Diagnostic {
 	for _, st := range sp.States {
 		field := "states." + st.Slug
 		switch {
-		case len(starts) > 0 && !reached[st.Slug]:
+		case hasStart && !reached[st.Slug]:
 			out = append(out, spec.Diagnostic{Severity: "warning", Code: "state.unreachable", Field: field, File: file, Line: st.Line, Column: st.Column,
 				Message: fmt.Sprintf("state '%s' is unreachable: no trigger's entry state leads to it through transitions or on_error; connect it or remove it", st.Slug)})
 		case !completes[st.Slug]:
