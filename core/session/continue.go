@@ -114,19 +114,25 @@ func (e *Engine) Continue(ctx context.Context, id, turnID string) (*Outcome, *Co
 		if skipped != nil {
 			return nil, nil
 		}
-		r.continuing = true
-		if ct := r.rec.CurrentTurn; ct != nil {
-			r.steps, r.disposition = ct.Steps, ct.Disposition
-		} else { // a record from before turn ids: carry it on as a new turn
-			r.beginTurn()
-		}
-		s, err := r.loop()
-		if err != nil {
-			return nil, r.abandon(err)
-		}
-		return r.settle(s)
+		return r.carryOn()
 	})
 	return out, skipped, err
+}
+
+// carryOn continues the session's interrupted turn from its last commit: the turn's id,
+// disposition and step count restored, the loop resumed, the call settled.
+func (r *run) carryOn() (*Outcome, error) {
+	r.continuing = true
+	if ct := r.rec.CurrentTurn; ct != nil {
+		r.steps, r.disposition = ct.Steps, ct.Disposition
+	} else { // a record from before turn ids: carry it on as a new turn
+		r.beginTurn()
+	}
+	s, err := r.loop()
+	if err != nil {
+		return nil, r.abandon(err)
+	}
+	return r.settle(s)
 }
 
 // turnErrorOf describes err for the session summary: a named error by its name and text

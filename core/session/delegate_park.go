@@ -110,17 +110,7 @@ func (e *Engine) driveChild(ctx context.Context, id string, d *delegation) (*Out
 			}
 			return r.deliver(Delivery{Trigger: rm.Trigger, Variables: rm.Variables, Message: rm.Message, ID: rm.DeliveryID, ParkID: rm.ChildParkID})
 		case r.rec.Status == StatusRunning:
-			r.continuing = true
-			if ct := r.rec.CurrentTurn; ct != nil {
-				r.steps, r.disposition = ct.Steps, ct.Disposition
-			} else {
-				r.beginTurn()
-			}
-			s, err := r.loop()
-			if err != nil {
-				return nil, r.abandon(err)
-			}
-			return r.settle(s)
+			return r.carryOn()
 		}
 		return r.outcome(), nil
 	})
