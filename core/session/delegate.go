@@ -518,10 +518,7 @@ func (r *run) finishDelegation(d *delegation, canPark bool) dispatchAnswer {
 			}
 			return dispatchAnswer{text: text, isErr: true}
 		}
-		q := &queuedDelegation{Park: out.Pending, Rolled: m.Rolled,
-			Delegation: DelegatedPark{Workflow: wf, SessionID: d.childID, Identity: m.N, DispatchID: d.dispatchID(),
-				ToolCallID: m.ToolCallID, State: m.State, ChildParkID: out.Pending.ParkID, Inner: out.Pending.Delegation}}
-		return dispatchAnswer{text: delegationAgentParked(wf, out.Pending), isErr: true, parked: true, queued: q}
+		return dispatchAnswer{text: delegationAgentParked(wf, out.Pending), isErr: true, parked: true, queued: d.queued(out.Pending)}
 	}
 	text, failure, names := r.childAnswer(d, out)
 	return r.settleDispatch(d, text, failure, names)
@@ -548,6 +545,14 @@ func childFailure(wf string, err error) (string, bool) {
 		return delegationFailed(wf, err.Error()), true
 	}
 	return "", false
+}
+
+// queued is the delegated park of d's child, parked at p, as its parent queues it.
+func (d *delegation) queued(p *Park) *queuedDelegation {
+	m := d.mark
+	return &queuedDelegation{Park: p, Rolled: m.Rolled,
+		Delegation: DelegatedPark{Workflow: m.Workflow, SessionID: d.childID, Identity: m.N, DispatchID: d.dispatchID(),
+			ToolCallID: m.ToolCallID, State: m.State, ChildParkID: p.ParkID, Inner: p.Delegation}}
 }
 
 // settleDispatch records a dispatch that settled: the trail step, the result event.

@@ -456,9 +456,7 @@ func (r *run) resumedStep(marks []*dispatchMark) (stepResult, error) {
 		case KindParked:
 			r.dropMark(m)
 			r.emitDispatchResult(d, "parked", "", nil, false)
-			again = append(again, &queuedDelegation{Park: out.Pending, Rolled: m.Rolled,
-				Delegation: DelegatedPark{Workflow: m.Workflow, SessionID: d.childID, Identity: m.N, DispatchID: d.dispatchID(),
-					ToolCallID: m.ToolCallID, State: m.State, ChildParkID: out.Pending.ParkID, Inner: out.Pending.Delegation}})
+			again = append(again, d.queued(out.Pending))
 			continue
 		}
 		r.dropMark(m)
