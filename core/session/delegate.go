@@ -306,7 +306,7 @@ func (e *Engine) delegationTarget(ctx context.Context, slug string) (*Engine, *s
 	if err != nil {
 		return nil, nil, delegationUnknown(slug, fmt.Sprintf("no 'workflows/%s/workflow.yaml' found", slug))
 	}
-	wf, err := sib.loadWorkflow(ctx)
+	sp, err := sib.loadSpec(ctx)
 	if err != nil {
 		var unknown *UnknownWorkflowError
 		var load *spec.WorkflowLoadError
@@ -318,10 +318,10 @@ func (e *Engine) delegationTarget(ctx context.Context, slug string) (*Engine, *s
 		}
 		return sib, nil, delegationUnknown(slug, err.Error())
 	}
-	if wf.spec.Trigger(spec.ManualTrigger) == nil {
-		return sib, wf.spec, delegationNoManual(slug)
+	if sp.Trigger(spec.ManualTrigger) == nil {
+		return sib, sp, delegationNoManual(slug)
 	}
-	return sib, wf.spec, ""
+	return sib, sp, ""
 }
 
 // loadProblems joins a load error's error diagnostics.

@@ -74,11 +74,10 @@ func (r *run) inheritedDenials() []kernel.Inherited {
 			if err != nil {
 				continue
 			}
-			wf, err := sib.loadWorkflow(r.ctx)
+			sp, err := sib.loadSpec(r.ctx)
 			if err != nil {
 				continue
 			}
-			sp := wf.spec
 			if len(sp.Tools.Forbid)+len(sp.Skills.Forbid)+len(sp.Mounts.Forbid) == 0 {
 				continue
 			}
@@ -278,11 +277,11 @@ func (r *run) decideDelegated(d Decision) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	wf, err := sib.loadWorkflow(r.ctx)
+	childSpec, err := sib.loadSpec(r.ctx)
 	if err != nil {
 		return nil, err
 	}
-	if valid, chosen := decisionTargets(park.Decision, wf.spec, to); chosen == nil {
+	if valid, chosen := decisionTargets(park.Decision, childSpec, to); chosen == nil {
 		return nil, &InvalidDecisionTargetError{SessionID: r.id, Target: to, ValidTargets: valid}
 	}
 	r.rec.Calls++

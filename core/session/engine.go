@@ -139,15 +139,7 @@ type workflowFiles struct {
 
 func (e *Engine) loadWorkflow(ctx context.Context) (*workflowFiles, error) {
 	slug := e.cfg.Workflow
-	file := "workflows/" + slug + "/workflow.yaml"
-	src, err := e.cfg.Authored.Read(ctx, file)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, &UnknownWorkflowError{Workflow: slug}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	sp, err := e.parse(slug, file, src)
+	sp, err := e.loadSpec(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +157,22 @@ func (e *Engine) loadWorkflow(ctx context.Context) (*workflowFiles, error) {
 		}
 	}
 	return wf, nil
+}
+
+// loadSpec reads and parses the workflow's workflow.yaml only — what a delegation target's
+// checks, its tool spec and the ancestors' denials need (not the prompt files a turn reads).
+// Errors: *UnknownWorkflowError, *spec.WorkflowLoadError, store errors.
+func (e *Engine) loadSpec(ctx context.Context) (*spec.MachineSpec, error) {
+	slug := e.cfg.Workflow
+	file := "workflows/" + slug + "/workflow.yaml"
+	src, err := e.cfg.Authored.Read(ctx, file)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, &UnknownWorkflowError{Workflow: slug}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	return e.parse(slug, file, src)
 }
 
 // parse is spec.Load, memoised on the source's SHA-256 (errors are not kept).
