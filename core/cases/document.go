@@ -1,10 +1,12 @@
 package cases
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -752,4 +754,25 @@ func parseClock(raw string) (time.Time, string) {
 
 func daysIn(year, month int) int {
 	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// FixturePath normalises a workspace entry's `from:` to the fixture's path below the
+// tests directory (CD-43): "." and empty segments dropped. Errors: a ".." segment (`'from:
+// <from>' escapes the tests directory`), or an absolute or empty path (`'from: <from>' must
+// be a tests/-relative file path`).
+func FixturePath(from string) (string, error) {
+	var segs []string
+	for _, s := range strings.Split(from, "/") {
+		switch s {
+		case "", ".":
+		case "..":
+			return "", fmt.Errorf("'from: %s' escapes the tests directory", from)
+		default:
+			segs = append(segs, s)
+		}
+	}
+	if len(segs) == 0 || strings.HasPrefix(from, "/") {
+		return "", fmt.Errorf("'from: %s' must be a tests/-relative file path", from)
+	}
+	return strings.Join(segs, "/"), nil
 }

@@ -2,7 +2,6 @@ package machine
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/archmax-ai/archmax/core/spec"
@@ -68,49 +67,5 @@ func TestGraphOf(t *testing.T) {
 	}
 	if mermaidID("a-b.c") != "a_b_c" {
 		t.Error(mermaidID("a-b.c"))
-	}
-}
-
-// spec 01 P-17 and issue 10: unreachable states and states with no path to a terminal.
-func TestGraphDiagnostics(t *testing.T) {
-	clean := GraphDiagnostics(loadSpec(t, graphWF), "workflow.yaml")
-	if len(clean) != 0 {
-		t.Errorf("a sound graph: %+v", clean)
-	}
-	loop := `
-states:
-  a:
-    triggers:
-      manual:
-    instructions: A.
-    transitions:
-      - to: b
-        description: Go on.
-      - to: done
-        description: Finish.
-  b:
-    instructions: B.
-    transitions:
-      - to: c
-        description: Next.
-  c:
-    instructions: C.
-    transitions:
-      - to: b
-        description: Back.
-  done:
-    instructions: Done.
-  orphan:
-    instructions: Nobody comes here.
-`
-	var got []string
-	for _, d := range GraphDiagnostics(loadSpec(t, loop), "workflow.yaml") {
-		got = append(got, d.Code+":"+strings.TrimPrefix(d.Field, "states.")+":"+d.Severity)
-		if d.Line == 0 {
-			t.Errorf("%s has no line", d.Code)
-		}
-	}
-	if strings.Join(got, " ") != "state.no-terminal-path:b:warning state.no-terminal-path:c:warning state.unreachable:orphan:warning" {
-		t.Errorf("diagnostics %v", got)
 	}
 }

@@ -315,6 +315,8 @@ func (e *Engine) delegationTarget(ctx context.Context, slug string) (*Engine, *s
 			return nil, nil, delegationUnknown(slug, fmt.Sprintf("no 'workflows/%s/workflow.yaml' found", slug))
 		case errors.As(err, &load):
 			return sib, nil, delegationUnknown(slug, loadProblems(load))
+		case errors.As(err, new(*spec.UnsupportedRuntimeContractError)):
+			return sib, nil, delegationUnknown(slug, strings.TrimSuffix(err.Error(), "."))
 		}
 		return sib, nil, delegationUnknown(slug, err.Error())
 	}
@@ -539,6 +541,8 @@ func childFailure(wf string, err error) (string, bool) {
 	switch {
 	case errors.As(err, &load):
 		return delegationFailed(wf, loadProblems(load)), true
+	case errors.As(err, new(*spec.UnsupportedRuntimeContractError)):
+		return delegationFailed(wf, err.Error()), true
 	case errors.As(err, &unknown):
 		return delegationFailed(wf, unknown.Error()), true
 	case errors.As(err, &target), errors.As(err, &trigger), errors.Is(err, errChildLost):

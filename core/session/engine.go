@@ -175,7 +175,8 @@ func (e *Engine) loadSpec(ctx context.Context) (*spec.MachineSpec, error) {
 	return e.parse(slug, file, src)
 }
 
-// parse is spec.Load, memoised on the source's SHA-256 (errors are not kept).
+// parse is spec.Load plus the runtime contract check (*spec.UnsupportedRuntimeContractError,
+// spec 01 §2.4), memoised on the source's SHA-256 (errors are not kept).
 func (e *Engine) parse(slug, file string, src []byte) (*spec.MachineSpec, error) {
 	sum := sha256.Sum256(src)
 	e.parsedMu.Lock()
@@ -187,6 +188,9 @@ func (e *Engine) parse(slug, file string, src []byte) (*spec.MachineSpec, error)
 	e.parsedMu.Unlock()
 	sp, err := spec.Load(slug, file, src)
 	if err != nil {
+		return nil, err
+	}
+	if err := spec.CheckRuntimeContract(slug, sp); err != nil {
 		return nil, err
 	}
 	e.parsedMu.Lock()

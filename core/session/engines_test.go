@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store/memory"
 )
 
@@ -57,5 +58,36 @@ func TestEnginesRefusesUnknownWorkflows(t *testing.T) {
 	}
 	if n := len(e.byWf); n != 0 {
 		t.Errorf("%d engines cached for unknown workflows", n)
+	}
+}
+
+// spec 01 §2.4, V-32: a workflow declaring a runtime contract this build does not implement
+// is refused at assembly, before any model work; a supported one ("2", written as a number)
+// gets as far as the model (noModel's error).
+func TestUnsupportedRuntimeContractRefused(t *testing.T) {
+	for _, tc := range []struct {
+		runtime, want string
+	}{
+		{"runtime: { version: \"3\" }\n", "Unsupported runtime contract 'archmax-harness@3'. Supported: archmax-harness@1, archmax-harness@2."},
+		{"runtime: { engine: other, version: 1 }\n", "Unsupported runtime contract 'other@1'. Supported: archmax-harness@1, archmax-harness@2."},
+		{"runtime: { version: 2 }\n", ""},
+	} {
+		authored := memory.NewFiles()
+		src := "title: Desk\n" + tc.runtime + "states:\n  a:\n    triggers: { manual: }\n"
+		if err := authored.Write(context.Background(), "workflows/desk/workflow.yaml", []byte(src)); err != nil {
+			t.Fatal(err)
+		}
+		eng, err := NewEngines(Config{Authored: authored, Log: memory.New(), Files: memory.NewFiles(), Model: noModel{}}).Engine(context.Background(), "desk")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = eng.Send(context.Background(), "s1", SendInput{Message: "hi"})
+		var contract *spec.UnsupportedRuntimeContractError
+		switch {
+		case tc.want == "" && errors.As(err, &contract):
+			t.Errorf("%s: %v", tc.runtime, err)
+		case tc.want != "" && (!errors.As(err, &contract) || err.Error() != tc.want):
+			t.Errorf("%s: %v, want %q", tc.runtime, err, tc.want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -160,4 +161,13 @@ func jsTrim(s string) string {
 		}
 		return r >= 0x2000 && r <= 0x200A
 	})
+}
+
+// WorkflowSlugRejection is the workflow-slug diagnostic of spec 01 §6.1 for a slug
+// IsSlug refuses: an empty slug asks for one, any other names the folder to rename.
+func WorkflowSlugRejection(slug string) string {
+	if slug == "" {
+		return "No workflow slug provided; name the workflow by its 'workflows/<slug>/' directory (e.g. 'order-lookup')."
+	}
+	return fmt.Sprintf("Workflow slug '%s' is not hyphen-separated kebab-case; rename the 'workflows/%s/' directory to lowercase segments joined by single hyphens (e.g. 'order-lookup').", slug, slug)
 }

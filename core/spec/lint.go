@@ -10,15 +10,20 @@ import (
 // mutatingBuiltIns are the built-in file tools that write (R-19).
 var mutatingBuiltIns = []string{"write_file", "edit_file", "copy_file", "move_file", "remove_file"}
 
-// Lint is the lint phase of validateSpec (spec 01 §8.1, §8.3: phase L): rules that do not
-// block loading but fail `archmax validate` (errors) or advise (warnings). Each diagnostic
+// Lint is the lint phase of ValidateSpec (spec 01 §8.1, §8.3: phase L): rules that do not
+// block loading but fail `archmax validate` (errors) or advise (warnings), ending with the
+// state-graph analysis (P-17 and states with no path to a terminal). Each diagnostic
 // carries its §8.3 code and is located at the state (or the root) it concerns. sp must be
 // a loaded spec; file names it in the diagnostics.
 func Lint(sp *MachineSpec, file string) []Diagnostic {
 	var out []Diagnostic
+	// at records a finding at field's own line when the document declares it, else at the
+	// state it concerns (or nowhere, for the root).
 	at := func(sev, code, field string, st *State, msg string) {
 		d := Diagnostic{Severity: sev, Code: code, Field: field, File: file, Message: msg}
-		if st != nil {
+		if line, col, ok := sp.Locate(field); ok {
+			d.Line, d.Column = line, col
+		} else if st != nil {
 			d.Line, d.Column = st.Line, st.Column
 		}
 		out = append(out, d)
@@ -156,11 +161,180 @@ func Lint(sp *MachineSpec, file string) []Diagnostic {
 				fmt.Sprintf("state '%s''s instructions contain '${{': references are not resolved in instructions, the agent reads the text as written", st.Slug))
 		}
 		for _, e := range st.Tools.Allow { // P-20: a control tool in a grant is inert
+			if automated(st) && slices.Contains(AutomatedExcludedTools, e.Tool) {
+				continue // V-12 below says more
+			}
 			if slices.Contains(HarnessControlTools, e.Tool) && e.Tool != EvalTool && e.Tool != RunTool {
 				at(sevWarning, "tools.control-granted", f+".tools.allow", st,
 					fmt.Sprintf("state '%s' grants the control tool '%s': controls are offered by the state's kind, a grant changes nothing", st.Slug, e.Tool))
 			}
 		}
+		lintAutomated(sp, st, at)
+		lintStateExtras(st, at)
 	}
-	return out
+	lintGovernance(sp, at)
+	return append(out, graphLint(sp, file)...)
+}
+
+// atFunc records one lint finding (see Lint).
+type atFunc func(sev, code, field string, st *State, msg string)
+
+func automated(st *State) bool { return st.Type == typeCode || st.Type == typeGrader }
+
+// lintAutomated holds the seeds' rules for code and grader states (spec 01 §8.3 V-08…V-12):
+// keys an automated state cannot use, a grader's instructions and transitions, and the
+// tools an automated surface never offers.
+func lintAutomated(sp *MachineSpec, st *State, at atFunc) {
+	f := "states." + st.Slug
+	declared := func(key string) bool { _, _, ok := sp.Locate(f + "." + key); return ok }
+	switch st.Type {
+	case typeCode: // V-08
+		for _, key := range []string{"instructions", "model", "budget", "evidence", "approvers"} {
+			if declared(key) || key == "instructions" && st.Instructions != "" || key == "model" && st.Model != "" ||
+				key == "budget" && st.Budget != (Budget{}) || key == "evidence" && st.Evidence != nil || key == "approvers" && st.Approvers != nil {
+				at(sevError, "code.key-refused", f+"."+key, st, fmt.Sprintf(
+					"code state '%s' declares '%s', which a code state does not use: its script decides, with no model, budget or reviewer", st.Slug, key))
+			}
+		}
+	case typeGrader:
+		if strings.TrimSpace(st.Instructions) == "" { // V-09
+			at(sevError, "grader.instructions-required", f+".instructions", st, fmt.Sprintf(
+				"grader state '%s' has no instructions: its judge would be told nothing about what to judge", st.Slug))
+		}
+		if len(st.Transitions) == 0 { // V-10
+			at(sevError, "grader.transition-required", f+".transitions", st, fmt.Sprintf(
+				"grader state '%s' declares no transitions: its judge has nowhere to send the session", st.Slug))
+		}
+		for _, key := range []string{"evidence", "approvers", "budget.maxParks"} { // V-11
+			if declared(key) || key == "evidence" && st.Evidence != nil || key == "approvers" && st.Approvers != nil || key == "budget.maxParks" && st.Budget.MaxParks != 0 {
+				at(sevError, "grader.key-refused", f+"."+key, st, fmt.Sprintf(
+					"grader state '%s' declares '%s', which a grader does not use: it never parks for a person", st.Slug, key))
+			}
+		}
+	default:
+		return
+	}
+	for i, e := range st.Tools.Allow { // V-12 (the same names in allow_always are silently left out, V-13)
+		if slices.Contains(AutomatedExcludedTools, e.Tool) {
+			at(sevError, "automated.tool-not-offered", fmt.Sprintf("%s.tools.allow.%d", f, i), st, fmt.Sprintf(
+				"%s state '%s' grants '%s', which is never offered to an automated state; remove the grant", st.Type, st.Slug, e.Tool))
+		}
+	}
+}
+
+// lintStateExtras holds the proposed per-state warnings of spec 01 §8.3 P-20 not covered
+// elsewhere: a code or grader state transitioning to itself, `requires` on a human state,
+// and a trigger's `session:` path whose root variable the same trigger does not require.
+func lintStateExtras(st *State, at atFunc) {
+	f := "states." + st.Slug
+	if automated(st) {
+		for i, t := range st.Transitions {
+			if t.To == st.Slug {
+				at(sevWarning, "state.self-transition", fmt.Sprintf("%s.transitions.%d.to", f, i), st, fmt.Sprintf(
+					"%s state '%s' transitions to itself: it would run again on the same session with nothing new to decide", st.Type, st.Slug))
+			}
+		}
+	}
+	if st.Type == typeHuman && len(st.Requires) > 0 {
+		at(sevWarning, "human.requires", f+".requires", st, fmt.Sprintf(
+			"human state '%s' declares 'requires': a person's decision is not checked against variables; move it to the state that routes here", st.Slug))
+	}
+	for _, t := range st.Triggers {
+		if t.Session == "" {
+			continue
+		}
+		root, _, _ := strings.Cut(t.Session, ".")
+		if root == TriggerVariable || slices.ContainsFunc(t.Requires, func(e SignatureEntry) bool { return e.Name == root }) {
+			continue
+		}
+		at(sevWarning, "trigger.session-unrequired", f+".triggers."+t.ID+".session", st, fmt.Sprintf(
+			"trigger '%s' derives the session id from '%s', but its 'requires' does not declare '%s': a start without it gets a minted id", t.ID, t.Session, root))
+	}
+}
+
+// lintGovernance holds the inert-entry rules of spec 01 §8.3 R-18 that need only the
+// document (phase L): a state entry the root already grants, `allow: []` beside a
+// non-empty `allow_always`, a `forbid_always` name some list grants, a state allowing and
+// forbidding one skill or mount, and a state `forbid` naming a skill nothing enables.
+func lintGovernance(sp *MachineSpec, at atFunc) {
+	const code = "governance.inert-entry"
+	bareTool := func(list []ToolEntry, name string) bool {
+		return slices.ContainsFunc(list, func(e ToolEntry) bool { return !e.Guarded && e.Tool == name })
+	}
+	mountNames := func(list []MountGrant) []string {
+		var out []string
+		for _, g := range list {
+			out = append(out, g.Mount)
+		}
+		return out
+	}
+	for _, st := range sp.States {
+		f := "states." + st.Slug
+		for i, e := range st.Tools.Allow {
+			if !e.Guarded && bareTool(sp.Tools.Allow, e.Tool) {
+				at(sevWarning, code, fmt.Sprintf("%s.tools.allow.%d", f, i), st, fmt.Sprintf(
+					"state '%s' allows '%s', which 'tools.allow_always' already grants in every state", st.Slug, e.Tool))
+			}
+		}
+		for i, sk := range st.Skills.Allow {
+			if slices.Contains(sp.Skills.Allow, sk) {
+				at(sevWarning, code, fmt.Sprintf("%s.skills.allow.%d", f, i), st, fmt.Sprintf(
+					"state '%s' enables the skill '%s', which 'skills.allow_always' already enables in every state", st.Slug, sk))
+			}
+			if slices.Contains(st.Skills.Forbid, sk) {
+				at(sevWarning, code, f+".skills", st, fmt.Sprintf(
+					"state '%s' both enables and forbids the skill '%s': the denial wins, the grant does nothing", st.Slug, sk))
+			}
+		}
+		for i, sk := range st.Skills.Forbid {
+			if !slices.Contains(st.Skills.Allow, sk) && !slices.Contains(sp.Skills.Allow, sk) {
+				at(sevWarning, code, fmt.Sprintf("%s.skills.forbid.%d", f, i), st, fmt.Sprintf(
+					"state '%s' forbids the skill '%s', which nothing enables: the denial changes nothing", st.Slug, sk))
+			}
+		}
+		for i, g := range st.Mounts.Allow {
+			if slices.Contains(sp.Mounts.Allow, g) {
+				at(sevWarning, code, fmt.Sprintf("%s.mounts.allow.%d", f, i), st, fmt.Sprintf(
+					"state '%s' grants the mount '%s', which 'mounts.allow_always' already grants in every state", st.Slug, g.Mount))
+			}
+			if slices.Contains(st.Mounts.Forbid, g.Mount) {
+				at(sevWarning, code, f+".mounts", st, fmt.Sprintf(
+					"state '%s' both grants and forbids the mount '%s': the denial wins, the grant does nothing", st.Slug, g.Mount))
+			}
+		}
+		if _, _, declared := sp.Locate(f + ".tools.allow"); declared && len(st.Tools.Allow) == 0 && len(sp.Tools.Allow) > 0 {
+			at(sevWarning, code, f+".tools.allow", st, fmt.Sprintf(
+				"state '%s' declares 'allow: []', which does not take away the 'tools.allow_always' grants: a state's list adds to them", st.Slug))
+		}
+	}
+	granted := func(pick func(st *State) []string, always []string) func(string) bool {
+		return func(name string) bool {
+			return slices.Contains(always, name) || slices.ContainsFunc(sp.States, func(st *State) bool { return slices.Contains(pick(st), name) })
+		}
+	}
+	toolNames := func(list []ToolEntry) []string {
+		var out []string
+		for _, e := range list {
+			out = append(out, e.Tool)
+		}
+		return out
+	}
+	for i, e := range sp.Tools.Forbid {
+		if !e.Guarded && e.Tool != ForbidAnyTool && granted(func(st *State) []string { return toolNames(st.Tools.Allow) }, toolNames(sp.Tools.Allow))(e.Tool) {
+			at(sevWarning, code, fmt.Sprintf("tools.forbid_always.%d", i), nil, fmt.Sprintf(
+				"'tools.forbid_always' denies '%s', which a tools list grants: the denial wins everywhere, the grant does nothing", e.Tool))
+		}
+	}
+	for i, sk := range sp.Skills.Forbid {
+		if granted(func(st *State) []string { return st.Skills.Allow }, sp.Skills.Allow)(sk) {
+			at(sevWarning, code, fmt.Sprintf("skills.forbid_always.%d", i), nil, fmt.Sprintf(
+				"'skills.forbid_always' denies the skill '%s', which a skills list enables: the denial wins everywhere, the grant does nothing", sk))
+		}
+	}
+	for i, m := range sp.Mounts.Forbid {
+		if granted(func(st *State) []string { return mountNames(st.Mounts.Allow) }, mountNames(sp.Mounts.Allow))(m) {
+			at(sevWarning, code, fmt.Sprintf("mounts.forbid_always.%d", i), nil, fmt.Sprintf(
+				"'mounts.forbid_always' denies the mount '%s', which a mounts list grants: the denial wins everywhere, the grant does nothing", m))
+		}
+	}
 }

@@ -29,17 +29,108 @@ import (
 // errors, as the best-effort reading a validator can keep inspecting; only a spec
 // whose diagnostics hold no error is fit to run (use Load for that).
 func Parse(file string, src []byte) (*MachineSpec, []Diagnostic) {
+	s, diags, _, _ := parse(file, src)
+	return s, diags
+}
+
+// parse is Parse that also reports whether the shape held (no schema finding) and, when it
+// did not, the schema findings alone (the scopes the later phases stay out of).
+func parse(file string, src []byte) (_ *MachineSpec, _ []Diagnostic, shape bool, schemaOnly []Diagnostic) {
 	l := &loader{file: file, pos: map[string]*node{}}
 	root := l.decode(src)
 	if root == nil {
-		return nil, l.diags
+		return nil, l.diags, false, l.diags
 	}
 	s := l.machine(root)
 	s.doc = governingDoc(root)
-	if len(l.diags) == 0 {
-		l.documentRules(s)
+	schema := len(l.diags)
+	l.documentRules(s)
+	if schema == 0 {
+		return s, l.diags, true, nil
 	}
-	return s, l.diags
+	// The shape failed: the document rules ran on what the schema could read, so one run
+	// reports them too, but not where a schema finding already stands (§8.1 requirement 1).
+	schemaOnly = l.diags[:schema:schema]
+	return s, append(schemaOnly, outsideScopes(schemaOnly, l.diags[schema:])...), false, schemaOnly
+}
+
+// scope is the part of the document a finding belongs to: the state for "states.<slug>…",
+// else the root key.
+func scope(field string) string {
+	segs := strings.SplitN(field, ".", 3)
+	if segs[0] == "states" && len(segs) > 1 {
+		return segs[0] + "." + segs[1]
+	}
+	return segs[0]
+}
+
+// outsideScopes keeps the findings whose scope holds none of the schema findings: what is
+// said of a state (or root key) the schema could not read whole would be guesswork.
+func outsideScopes(schema, findings []Diagnostic) []Diagnostic {
+	broken := map[string]bool{}
+	for _, d := range schema {
+		broken[scope(d.Field)] = true
+		if strings.HasPrefix(d.Field, "states.") {
+			broken["states"] = true // the rules over all states (an entry, unique triggers) would guess too
+		}
+	}
+	var out []Diagnostic
+	for _, d := range findings {
+		if !broken[scope(d.Field)] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// SpecValidation is ValidateSpec's answer (spec 01 §8.1 validateSpec). OK: the shape and
+// the document rules held, so the spec loads. Spec is present whenever the shape held (even
+// beside a document-rule error). Schema holds the schema and document-rule findings (all
+// errors), Lint the lint phase's, Diagnostics both in that order, each with its fix hint.
+// When the shape fails, the document rules and the lint phase still run on what the schema
+// could read, reporting nothing in a state (or root key) that holds a schema finding.
+type SpecValidation struct {
+	OK   bool
+	Spec *MachineSpec
+	// Partial is the spec as far as it parsed — Spec when the shape held, else what the
+	// schema could read beside its findings; nil only when the document is not a YAML
+	// mapping. Workspace checks (package validate) run on it so one run reports them too.
+	Partial     *MachineSpec
+	Schema      []Diagnostic
+	Lint        []Diagnostic
+	Diagnostics []Diagnostic
+}
+
+// Valid reports whether Diagnostics holds no error: what makes `archmax validate` pass.
+func (v SpecValidation) Valid() bool {
+	for _, d := range v.Diagnostics {
+		if d.Severity == sevError {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidateSpec is the total validation of one workflow.yaml (spec 01 §8.1 requirement 1):
+// it never stops at the first problem and never panics — the YAML bounds (§2.13), the
+// strict schema (phase S), the document rules (X) and the lint phase with the graph
+// analysis (L), each finding with severity, §8.3 code, dotted field, file, line and column.
+// The loader (Load) runs the same S and X phases, so the runtime and `archmax validate`
+// always agree on what loads; L errors fail validation but never block loading (§8.1 item 3).
+func ValidateSpec(file string, src []byte) SpecValidation {
+	s, schema, shape, schemaOnly := parse(file, src)
+	v := SpecValidation{Schema: WithHints(schema), Partial: s}
+	switch {
+	case shape:
+		v.Spec = s
+		v.OK = !slices.ContainsFunc(schema, func(d Diagnostic) bool { return d.Severity == sevError })
+		v.Lint = WithHints(Lint(s, file))
+	case s != nil:
+		// lint what the schema could read, outside the scopes it refused (requirement 1)
+		v.Lint = WithHints(outsideScopes(schemaOnly, Lint(s, file)))
+	}
+	v.Diagnostics = append(append([]Diagnostic(nil), v.Schema...), v.Lint...)
+	return v
 }
 
 // Load parses a workflow that must be usable (spec 01 §1.9, V-30): any error
@@ -153,6 +244,10 @@ func (l *loader) fail(code, field string, line, col int, msg string) {
 }
 
 func (l *loader) failAt(code, field string, n *node, msg string) {
+	if n == nil { // a document rule over a spec whose shape failed: the node may be missing
+		l.fail(code, field, 0, 0, msg)
+		return
+	}
 	l.fail(code, field, n.Line, n.Col, msg)
 }
 

@@ -13,6 +13,7 @@ type Diagnostic struct {
 	File     string `json:"file,omitempty"`
 	Line     int    `json:"line,omitempty"`
 	Column   int    `json:"column,omitempty"`
+	Hint     string `json:"hint,omitempty"` // what to do about it (HintFor the code); filled by the validators
 }
 
 // Values Parse applies and checks (spec 01 §2.4–§2.6, §3.1, §4.3). Unexported so the

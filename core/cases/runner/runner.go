@@ -371,20 +371,10 @@ func (cr *caseRun) materialize(ctx context.Context) ([]session.SeedFile, error) 
 			out = append(out, session.SeedFile{Path: e.Path, Content: b})
 			continue
 		}
-		var segs []string
-		for _, s := range strings.Split(e.From, "/") {
-			switch s {
-			case "", ".":
-			case "..":
-				return nil, fmt.Errorf("'from: %s' escapes the tests directory", e.From)
-			default:
-				segs = append(segs, s)
-			}
+		fixture, err := cases.FixturePath(e.From)
+		if err != nil {
+			return nil, err
 		}
-		if len(segs) == 0 || strings.HasPrefix(e.From, "/") {
-			return nil, fmt.Errorf("'from: %s' must be a tests/-relative file path", e.From)
-		}
-		fixture := strings.Join(segs, "/")
 		b, err := cr.opts.Authored.Read(ctx, path.Join(cr.c.TestsDir, fixture))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, fmt.Errorf("workspace entry '%s' references 'from: %s', but '%s/%s' does not exist", e.Path, e.From, cr.c.TestsDir, fixture)

@@ -66,7 +66,8 @@ func invalidRequest(format string, args ...any) error {
 //	413 PayloadTooLargeError
 //	422 SignatureIssuesError (details.issues), UnknownTriggerError (details.available),
 //	    InvalidDecisionTargetError (details.validTargets), IdempotencyKeyReusedError
-//	500 WorkflowLoadError (details.diagnostics), InternalError (anything else)
+//	500 WorkflowLoadError (details.diagnostics), UnsupportedRuntimeContractError
+//	    (details.requested, supported), InternalError (anything else)
 //	502 ModelCallError (details.providerCode)
 //	503 ContinuationStartError (details.turnId, state: the session is interrupted)
 //	504 TurnAbortedError
@@ -86,6 +87,7 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		refused    *session.StartRefusedError
 		unknownTrg *spec.UnknownTriggerError
 		loadErr    *spec.WorkflowLoadError
+		contract   *spec.UnsupportedRuntimeContractError
 		callErr    *model.CallError
 		aborted    *session.TurnAbortedError
 		fileErr    *session.InvalidTurnFileError
@@ -170,6 +172,9 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		// operator needs every diagnostic, and nothing ran ungoverned.
 		return http.StatusInternalServerError, errBody(loadErr.Name(), loadErr.Error(), map[string]any{
 			"workflow": loadErr.Workflow, "file": loadErr.File, "diagnostics": nonNil(loadErr.Diagnostics)}), false
+	case errors.As(err, &contract):
+		return http.StatusInternalServerError, errBody(contract.Name(), contract.Error(), map[string]any{
+			"workflow": contract.Workflow, "requested": contract.Requested, "supported": contract.Supported}), false
 	case errors.As(err, &callErr):
 		return http.StatusBadGateway, errBody(callErr.Name(), "The model provider failed: "+callErr.Code+".", map[string]any{
 			"providerCode": callErr.Code, "providerStatus": callErr.Status, "retryable": callErr.Retryable}), false

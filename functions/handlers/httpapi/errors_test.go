@@ -36,6 +36,7 @@ func TestErrorResponseTable(t *testing.T) {
 		{&session.StartRefusedError{Trigger: "order", Reason: "Refusing to start: …", Issues: []spec.SignatureValueIssue{{Kind: "missing", Name: "qty"}}}, 422, "SignatureIssuesError", "issues", false},
 		{&spec.UnknownTriggerError{TriggerID: "x", Available: []string{"manual"}}, 422, "UnknownTriggerError", "available", false},
 		{&spec.WorkflowLoadError{Workflow: "w", File: "workflows/w/workflow.yaml", Diagnostics: []spec.Diagnostic{{Severity: "error", Message: "m"}}}, 500, "WorkflowLoadError", "diagnostics", false},
+		{&spec.UnsupportedRuntimeContractError{Workflow: "w", Requested: "archmax-harness@3", Supported: []string{"archmax-harness@1"}}, 500, "UnsupportedRuntimeContractError", "requested", false},
 		{&model.CallError{Code: "ValidationException", Status: 400}, 502, "ModelCallError", "providerCode", false},
 		{errors.New("s3: connection reset"), 500, CodeInternal, "", true},
 		{&session.TurnAbortedError{SessionID: "s", Cause: errors.New("deadline")}, 504, "TurnAbortedError", "sessionId", false},

@@ -32,7 +32,7 @@ Exit status: 0 written, 1 the workflow does not load, 2 usage error.`,
 				return usageError{fmt.Errorf("graph takes exactly one WORKFLOW (got %d arguments)", len(args))}
 			}
 			if !spec.IsSlug(args[0]) {
-				return usageError{errors.New(slugMessage(args[0]))}
+				return usageError{errors.New(spec.WorkflowSlugRejection(args[0]))}
 			}
 			return nil
 		},

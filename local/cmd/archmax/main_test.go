@@ -219,3 +219,54 @@ func TestExceptionRequestFixture(t *testing.T) {
 		})
 	}
 }
+
+// Issue 10 acceptance: `archmax validate` on a broken copy of a fixture reports all its
+// problems in one run — schema, lint, graph, script, delegation and case findings — each as
+// file:line:col: severity code: message with a hint; exit 1; exit 2 for a missing workspace.
+func TestValidateBrokenFixtureCopy(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(ws)); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(p, old, new string) {
+		t.Helper()
+		f := filepath.Join(dir, p)
+		b, err := os.ReadFile(f)
+		if err != nil || !strings.Contains(string(b), old) {
+			t.Fatalf("%s lacks %q (%v)", p, old, err)
+		}
+		if err := os.WriteFile(f, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const wfFile = "workflows/exception-request/workflow.yaml"
+	edit(wfFile, "    summary: Checks", "    instructions: Check it.\n    summary: Checks")                                                         // V-08 (lint error)
+	edit(wfFile, "    type: grader\n", "    type: grader\n    colour: red\n")                                                                       // V-01 (schema); nothing else is said of this state
+	edit(wfFile, "      - to: draft\n        description: A section is missing", "      - to: drafts\n        description: A section is missing")   // V-16 (document rule; reported beside the schema error)
+	edit(wfFile, "states:\n  draft:\n", "states:\n  orphan:\n    instructions: Nobody comes here.\n  draft:\n")                                     // P-17 (graph)
+	edit("workflows/exception-request/scripts/check-sections.js", "const REQUIRED", "import fs from \"node:fs\";\nconst REQUIRED")                  // V-23
+	edit("workflows/exception-request/tests/form-start-seeded-note.test.yaml", "trigger: { id: exception-form }", "trigger: { id: exception-fax }") // R-25
+	edit("workflows/badge-desk/workflow.yaml", "- archmax_workflow_badge-check", "- archmax_workflow_badge-audit")                                  // R-22 / V-25
+
+	code, out, _ := run(t, "validate", "--workspace", dir)
+	if code != exitFail {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for _, want := range []string{
+		wfFile + ":41:5: error schema.unknown-key: Unrecognized key: \"colour\" [states.security-review]",
+		wfFile + ":35:13: error transition.unknown-target: ",
+		wfFile + ":28:5: error code.key-refused: ",
+		wfFile + ":7:3: warning state.unreachable: ",
+		"workflows/exception-request/scripts/check-sections.js:11:1: error script.foreign-import: ",
+		"workflows/exception-request/tests/form-start-seeded-note.test.yaml: error case.unknown-trigger: ",
+		"workflows/badge-desk/workflow.yaml:12:3: error delegation.unknown-workflow: ",
+		"    hint: ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errs := run(t, "validate", "--workspace", filepath.Join(dir, "nope")); code != exitUsage {
+		t.Errorf("missing workspace: exit %d %s", code, errs)
+	}
+}

@@ -60,7 +60,7 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 				return usageError{errors.New("MESSAGE is empty: say what is being asked")}
 			}
 			if !spec.IsSlug(args[0]) {
-				return usageError{errors.New(slugMessage(args[0]))}
+				return usageError{errors.New(spec.WorkflowSlugRejection(args[0]))}
 			}
 			return nil
 		},

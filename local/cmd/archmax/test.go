@@ -54,7 +54,7 @@ Exit status: 0 every case passed or was skipped (also an empty selection of a di
 				return usageError{fmt.Errorf("test takes WORKFLOW and an optional FILTER (got %d arguments)", len(args))}
 			}
 			if !spec.IsSlug(args[0]) {
-				return usageError{errors.New(slugMessage(args[0]))}
+				return usageError{errors.New(spec.WorkflowSlugRejection(args[0]))}
 			}
 			return nil
 		},

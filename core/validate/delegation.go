@@ -1,24 +1,25 @@
-package main
+package validate
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/archmax-ai/archmax/core/machine"
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
 )
 
-// delegationDiagnostics walks the delegation graph from the workflow's reachable states'
+// delegation walks the delegation graph from the workflow's reachable states'
 // archmax_workflow_* grants, transitively (spec 01 §7.5, §8.3 R-22, V-25): a non-slug target,
 // a target already in the chain (the delegation would never terminate), a target whose
 // workflow.yaml is missing or unusable, one with no manual trigger, and a chain deeper than
 // the dispatcher's limit are errors; a disabled target is a warning (the tool stays bound,
 // the call is refused at run time). Each is located at the granting state of the validated
 // workflow.
-func delegationDiagnostics(workspace, file, slug string, sp *spec.MachineSpec) []spec.Diagnostic {
+func (v *run) delegation() error {
+	file, slug, sp := v.file, v.slug, v.sp
+	var readErr error
 	var out []spec.Diagnostic
 	loaded := map[string]*spec.MachineSpec{slug: sp}
 	failed := map[string]string{}
@@ -29,13 +30,19 @@ func delegationDiagnostics(workspace, file, slug string, sp *spec.MachineSpec) [
 		if why, ok := failed[wf]; ok {
 			return nil, why
 		}
-		f := filepath.ToSlash(filepath.Join("workflows", wf, "workflow.yaml"))
-		src, err := os.ReadFile(filepath.Join(workspace, f))
+		f := "workflows/" + wf + "/workflow.yaml"
+		src, err := v.files.Read(v.ctx, f)
 		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) && readErr == nil {
+				readErr = err
+			}
 			failed[wf] = fmt.Sprintf("there is no %s", f)
 			return nil, failed[wf]
 		}
 		s, err := spec.Load(wf, f, src)
+		if err == nil {
+			err = spec.CheckRuntimeContract(wf, s)
+		}
 		if err != nil {
 			failed[wf] = err.Error()
 			return nil, failed[wf]
@@ -46,7 +53,7 @@ func delegationDiagnostics(workspace, file, slug string, sp *spec.MachineSpec) [
 	seen := map[string]bool{}
 	var walk func(at *spec.State, cur *spec.MachineSpec, chain []string)
 	walk = func(at *spec.State, cur *spec.MachineSpec, chain []string) {
-		reachable := machine.Reachable(cur)
+		reachable := spec.Reachable(cur)
 		for _, st := range cur.States {
 			if !reachable[st.Slug] {
 				continue
@@ -97,5 +104,6 @@ func delegationDiagnostics(workspace, file, slug string, sp *spec.MachineSpec) [
 		}
 	}
 	walk(nil, sp, []string{slug})
-	return out
+	v.diags = append(v.diags, out...)
+	return readErr
 }

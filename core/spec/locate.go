@@ -1,0 +1,50 @@
+package spec
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/archmax-ai/archmax/core/yamltree"
+)
+
+// Locate finds a dotted field path of the spec's governing document (spec 01 §8.2 field
+// format: "states.review.transitions.0.to", list indices as plain segments) and returns the
+// 1-based line and column of its key (a mapping entry) or of the item (a list element).
+// ok is false when the document does not declare the field — so Locate also answers "is
+// this key present", which the parsed types cannot (an absent list and `[]` both parse to
+// nil) — or when sp was not produced by Parse. metadata blocks are not searchable (§9.1).
+func (s *MachineSpec) Locate(field string) (line, col int, ok bool) {
+	if s == nil || s.doc == nil || field == "" {
+		return 0, 0, false
+	}
+	return locate(s.doc, strings.Split(field, "."))
+}
+
+func locate(n *node, segs []string) (int, int, bool) {
+	seg := segs[0]
+	switch n.Kind {
+	case yamltree.Map:
+		for _, e := range n.Entries {
+			if e.Key != seg {
+				continue
+			}
+			if len(segs) == 1 {
+				return e.Line, e.Col, true
+			}
+			if e.Val == nil {
+				return 0, 0, false
+			}
+			return locate(e.Val, segs[1:])
+		}
+	case yamltree.Seq:
+		i, err := strconv.Atoi(seg)
+		if err != nil || i < 0 || i >= len(n.Items) {
+			return 0, 0, false
+		}
+		if len(segs) == 1 {
+			return n.Items[i].Line, n.Items[i].Col, true
+		}
+		return locate(n.Items[i], segs[1:])
+	}
+	return 0, 0, false
+}
