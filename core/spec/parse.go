@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/archmax-ai/archmax/core/yamltree"
 )
@@ -169,9 +170,40 @@ func (l *loader) decode(src []byte) *node {
 		if refusal.Reason == yamltree.SyntaxError || refusal.Reason == yamltree.NotMapping {
 			line = refusal.Line
 		}
-		l.diags = append(l.diags, Diagnostic{Severity: sevError, Code: "spec.not-a-mapping",
-			Message: fmt.Sprintf("invalid machine spec at %s (expected a YAML mapping)", l.file),
-			File:    l.file, Line: line})
+		d := Diagnostic{Severity: sevError, Code: "spec.not-a-mapping",
+			Message: fmt.Sprintf("invalid machine spec at %s (expected a YAML mapping)", l.file), File: l.file, Line: line}
+		if refusal.Reason == yamltree.SyntaxError {
+			d.Code, d.Message = "yaml.syntax", fmt.Sprintf("invalid machine spec at %s (expected a YAML mapping): %s", l.file,
+				strings.TrimPrefix(refusal.Err.Error(), "yaml: "))
+		}
+		if bad := invalidUTF8(src); bad != nil {
+			d = *bad
+			d.File = l.file
+		}
+		l.diags = append(l.diags, d)
+	}
+	return nil
+}
+
+// invalidUTF8 locates the first byte of src that is not UTF-8 (a YAML file is text, §1.9),
+// or returns nil.
+func invalidUTF8(src []byte) *Diagnostic {
+	if utf8.Valid(src) {
+		return nil
+	}
+	line, col := 1, 1
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return &Diagnostic{Severity: sevError, Code: "yaml.encoding", Line: line, Column: col,
+				Message: fmt.Sprintf("the file is not UTF-8 text: byte 0x%02x at line %d, column %d; save it as UTF-8", src[i], line, col)}
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += n
 	}
 	return nil
 }
