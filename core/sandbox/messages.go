@@ -61,6 +61,16 @@ const deadlockMessage = "the script awaits a promise that can never settle: no t
 // uncaughtException is the ScriptError text of a thrown value that has no text at all (CS-43).
 const uncaughtException = "uncaught exception"
 
+// maxFailureMessage caps, in UTF-16 units, how much of a thrown value's description a failure
+// carries into the [error] note, the trail and the events (and so the next model request).
+const maxFailureMessage = 2000
+
+// failureTruncated ends a failure message cut to maxFailureMessage; over counts the units
+// left out: "… [<over> more characters]".
+func failureTruncated(over int) string {
+	return "… [" + strconv.Itoa(over) + " more characters]"
+}
+
 // DefinitionError texts (CS-25) and the TypeError of defineCodeState's wrong argument.
 const (
 	defaultNotFunction = "the default export is not a function"

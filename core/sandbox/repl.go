@@ -260,14 +260,35 @@ func joinOutput(logs []string, value string) string {
 // truncateResult cuts text to max UTF-16 units (never inside a surrogate pair) and appends
 // truncationMarker (AS-05).
 func truncateResult(text string, limit int) string {
+	head, total, units := cutUTF16(text, limit)
+	if units == total {
+		return text
+	}
+	return head + truncationMarker(total-units, limit)
+}
+
+// truncateUTF16 cuts text to limit UTF-16 units (never inside a surrogate pair), marking a cut
+// with failureTruncated.
+func truncateUTF16(text string, limit int) string {
+	head, total, units := cutUTF16(text, limit)
+	if units == total {
+		return text
+	}
+	return head + failureTruncated(total-units)
+}
+
+// cutUTF16 returns the longest prefix of text within limit UTF-16 units, text's length and
+// the prefix's, in units.
+func cutUTF16(text string, limit int) (head string, total, units int) {
 	if len(text) <= limit { // UTF-16 units never outnumber UTF-8 bytes
-		return text
+		n := utf16Len(text)
+		return text, n, n
 	}
-	total := utf16Len(text)
+	total = utf16Len(text)
 	if total <= limit {
-		return text
+		return text, total, total
 	}
-	units, cut := 0, len(text)
+	cut := len(text)
 	for i, c := range text {
 		n := max(utf16.RuneLen(c), 1)
 		if units+n > limit {
@@ -276,7 +297,7 @@ func truncateResult(text string, limit int) string {
 		}
 		units += n
 	}
-	return text[:cut] + truncationMarker(total-units, limit)
+	return text[:cut], total, units
 }
 
 // ptcExcluded are the tools an agent script's bridge never carries, whatever the host passes
@@ -410,18 +431,26 @@ func (r *runner) render(v goja.Value) (string, error) {
 	if goja.IsString(v) {
 		return v.String(), nil
 	}
-	s, err := r.stringify(goja.Undefined(), v)
-	if err == nil && !goja.IsUndefined(s) {
-		return s.String(), nil
-	}
-	var ex *goja.Exception
-	if err != nil && !errors.As(err, &ex) {
-		return "", r.jsError(err) // an interrupt or a stack overflow, not a throw
-	}
-	if s, err = r.toString(goja.Undefined(), v); err != nil {
-		return "", r.jsError(err)
-	}
-	return s.String(), nil
+	var text string
+	var err error
+	r.guarded(func() { // toJSON, toString and getters are the script's own code
+		s, e := r.stringify(goja.Undefined(), v)
+		if e == nil && !goja.IsUndefined(s) {
+			text = s.String()
+			return
+		}
+		var ex *goja.Exception
+		if e != nil && !errors.As(e, &ex) {
+			err = r.jsError(e) // an interrupt or a stack overflow, not a throw
+			return
+		}
+		if s, e = r.toString(goja.Undefined(), v); e != nil {
+			err = r.jsError(e)
+			return
+		}
+		text = s.String()
+	})
+	return text, err
 }
 
 // toolsView is the REPL's one `tools` object (BR-05): it lists the current call's surface under

@@ -683,8 +683,12 @@ func (r *runner) scriptError(v goja.Value, ex *goja.Exception) *ScriptError {
 	if obj, ok := v.(*goja.Object); ok {
 		if site, ok := r.callSites[obj]; ok {
 			pos = &site
-		} else if stack := obj.Get("stack"); stack != nil && goja.IsString(stack) {
-			pos = r.stackPosition(stack.String())
+		} else {
+			r.guarded(func() { // an Error's stack is formatted lazily, reading its message (a getter)
+				if stack := obj.Get("stack"); stack != nil && goja.IsString(stack) {
+					pos = r.stackPosition(stack.String())
+				}
+			})
 		}
 	}
 	if pos == nil && ex != nil {
@@ -697,25 +701,75 @@ func (r *runner) scriptError(v goja.Value, ex *goja.Exception) *ScriptError {
 	return se
 }
 
-// describe is ScriptError.Message: String(err) for Errors ("TypeError: …"), JSON otherwise.
+// describe is ScriptError.Message: String(err) for Errors ("TypeError: …"), JSON otherwise,
+// cut to maxFailureMessage UTF-16 units. It runs the script's own code (getters, proxy traps,
+// toString, toJSON), so it runs guarded; a value that cannot be described in time is
+// "uncaught exception".
 func (r *runner) describe(v goja.Value) string {
 	msg := uncaughtException
-	r.vm.Try(func() {
-		if obj, ok := v.(*goja.Object); ok && r.vm.InstanceOf(obj, r.errorCtor) {
-			if s, err := r.toString(goja.Undefined(), v); err == nil {
-				msg = s.String()
-				return
+	r.guarded(func() {
+		try := func(f goja.Callable) bool {
+			s, err := f(goja.Undefined(), v)
+			if err != nil {
+				if _, thrown := err.(*goja.Exception); !thrown {
+					panic(err) // an interrupt or a stack overflow: describe no further
+				}
+				return false
 			}
-		}
-		if s, err := r.stringify(goja.Undefined(), v); err == nil && !goja.IsUndefined(s) {
+			if goja.IsUndefined(s) {
+				return false
+			}
 			msg = s.String()
+			return true
+		}
+		if obj, ok := v.(*goja.Object); ok && r.vm.InstanceOf(obj, r.errorCtor) && try(r.toString) {
 			return
 		}
-		if s, err := r.toString(goja.Undefined(), v); err == nil {
-			msg = s.String()
-		}
+		_ = try(r.stringify) || try(r.toString)
 	})
-	return msg
+	return truncateUTF16(msg, maxFailureMessage)
+}
+
+// describeBudget bounds the script code one guarded call may run (a getter, a toString).
+const describeBudget = 250 * time.Millisecond
+
+// guarded runs f — Go reading script values, which may run the script's own code (getters,
+// proxy traps, toString/toJSON) outside any JavaScript call — so the script cannot escape its
+// quotas from there (CS-61, CS-62): f gets at most describeBudget, an interrupt or a stack
+// overflow inside it ends f instead of escaping as a Go panic, and once the run's context has
+// ended the VM stays interrupted for whatever runs next. It reports whether f completed.
+func (r *runner) guarded(f func()) (ok bool) {
+	budget := time.AfterFunc(describeBudget, func() { r.vm.Interrupt(errInterrupted) })
+	defer func() {
+		if !budget.Stop() {
+			r.vm.ClearInterrupt() // the budget's interrupt, even when it landed after f
+			r.markInterrupted()
+		}
+		if x := recover(); x != nil {
+			switch x.(type) {
+			case *goja.InterruptedError, *goja.StackOverflowError:
+				r.markInterrupted()
+				ok = false
+			default:
+				panic(x)
+			}
+		}
+		if r.ctx != nil && r.ctx.Err() != nil {
+			r.interrupt() // the run's own stop may have been spent inside f: keep it in force
+		}
+	}()
+	if ex := r.vm.Try(f); ex != nil {
+		return false
+	}
+	return true
+}
+
+// markInterrupted records that the VM was interrupted, so a runtime that outlives the run (the
+// REPL's) is replaced (SB-04).
+func (r *runner) markInterrupted() {
+	r.intMu.Lock()
+	r.interrupted = true
+	r.intMu.Unlock()
 }
 
 // scriptPosition returns the first frame of the script itself (prelude frames skipped).
