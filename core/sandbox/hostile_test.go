@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dop251/goja"
 )
 
 // hostileThrows are values a script can throw (or a REPL call can leave) whose description
@@ -117,4 +119,26 @@ if (checks.some((c) => !c) || !typeErr) throw new Error("broken: " + JSON.string
 	if r := runScript(t, ok); r.err != nil {
 		t.Fatal(r.err)
 	}
+}
+
+// The last net under the run: an interrupt or a stack overflow that escapes as a Go panic
+// from script code run outside any guard fails the run (never the process); other panics
+// are bugs and propagate.
+func TestContainedRunsNeverCrashTheProcess(t *testing.T) {
+	r := &runner{}
+	if se := as[*ScriptError](t, r.contained(func() error { panic(&goja.InterruptedError{}) })); se.Message != uncaughtException {
+		t.Errorf("got %+v", se)
+	}
+	if qe := as[*QuotaError](t, r.contained(func() error { panic(&goja.StackOverflowError{}) })); !r.overflowed || qe.Message != callStackExceeded(maxCallStackSize) {
+		t.Errorf("got %+v", qe)
+	}
+	if !r.interrupted {
+		t.Error("a runtime that was interrupted is not marked for replacement")
+	}
+	defer func() {
+		if x := recover(); x != "bug" {
+			t.Errorf("recovered %v", x)
+		}
+	}()
+	_ = r.contained(func() error { panic("bug") })
 }

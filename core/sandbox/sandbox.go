@@ -206,7 +206,7 @@ func (r *runner) bounded(parent context.Context, vm *goja.Runtime, body func() e
 		cancel(errRunEnded) // before cancelTimeout, so pending calls see errRunEnded (SB-05)
 		cancelTimeout()
 	}()
-	err := body()
+	err := r.contained(body)
 	r.intMu.Lock()
 	r.live = false // from here on nothing interrupts vm
 	r.intMu.Unlock()
@@ -215,6 +215,28 @@ func (r *runner) bounded(parent context.Context, vm *goja.Runtime, body func() e
 		return r.contextError()
 	}
 	return err
+}
+
+// contained runs body, turning an interrupt or a stack overflow that escaped as a Go panic
+// (script code run from Go outside any guard) into the run's failure instead of a crash of
+// the process; any other panic is a bug and propagates.
+func (r *runner) contained(body func() error) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			switch x.(type) {
+			case *goja.InterruptedError:
+				r.markInterrupted()
+				err = &ScriptError{Message: uncaughtException} // the context's cause wins when it ended
+			case *goja.StackOverflowError:
+				r.markInterrupted()
+				r.overflowed = true
+				err = &QuotaError{Message: callStackExceeded(maxCallStackSize)}
+			default:
+				panic(x)
+			}
+		}
+	}()
+	return body()
 }
 
 // interrupt stops the JavaScript running on the VM (SB-04); it is a no-op once the run's body
@@ -440,6 +462,15 @@ func (r *runner) consoleLog(call goja.FunctionCall) goja.Value {
 		line = strings.TrimSuffix(line, "\r")
 		if r.logged+len(line) > maxLogBytes {
 			r.logCut = true
+			if room := maxLogBytes - r.logged; room > 0 { // the part of the line that fits, whole runes
+				head := line[:room]
+				for len(head) > 0 && !utf8.ValidString(head) {
+					head = head[:len(head)-1]
+				}
+				if head != "" {
+					r.run.OnLog(head)
+				}
+			}
 			r.run.OnLog(logCutLine)
 			break
 		}

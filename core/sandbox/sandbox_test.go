@@ -446,8 +446,15 @@ console.info("info"); console.warn("warn"); console.error(cyc, 10n, Symbol("s"))
 func TestCS50_ConsoleOutputIsCapped(t *testing.T) {
 	r := runScript(t, `const line = "x".repeat(1000); for (let i = 0; i < 100; i++) console.log(line);`)
 	mustSucceed(t, r)
-	if len(r.logs) != 66 || r.logs[65] != logCutLine {
+	// 65 whole lines (65,000 bytes), the 536 bytes of the 66th that fit, then the cut line
+	if len(r.logs) != 67 || r.logs[65] != strings.Repeat("x", 536) || r.logs[66] != logCutLine {
 		t.Fatalf("%d lines, last %q", len(r.logs), r.logs[len(r.logs)-1])
+	}
+	// one line over the whole budget keeps its first 64 KiB, cut between runes
+	r = runScript(t, `console.log("é".repeat(40000));`)
+	mustSucceed(t, r)
+	if len(r.logs) != 2 || r.logs[0] != strings.Repeat("é", 32768) || r.logs[1] != logCutLine {
+		t.Fatalf("%d lines, first of %d bytes", len(r.logs), len(r.logs[0]))
 	}
 }
 

@@ -28,12 +28,13 @@ type controlTexts struct {
 	advanced, raised func(string) string // accepted advance (target) / raise (code)
 	decided          func(state string) string
 	advancePrefix    string // before an advance refusal
+	raisePrefix      string // before a raise refusal
 }
 
 var (
 	scriptControlTexts = controlTexts{advanced: replyScriptAdvance, raised: replyScriptRaise, decided: alreadyDecided}
 	graderControlTexts = controlTexts{advanced: replyGraderAdvance, raised: replyGraderRaise, decided: graderAlreadyDecided,
-		advancePrefix: advanceRejectedPrefix}
+		advancePrefix: advanceRejectedPrefix, raisePrefix: raiseRejectedPrefix}
 )
 
 // control services one control call of an automated run in state st, governed already: a
@@ -56,7 +57,7 @@ func (d *decision) control(r *run, st *spec.State, history, tool, callID string,
 		}
 		code, reason, problem := checkRaise(args)
 		if problem != "" {
-			return "", errors.New("archmax_raise rejected: " + problem)
+			return "", errors.New(t.raisePrefix + problem)
 		}
 		d.decided, d.raise, d.callID = true, &Exit{Code: code, Reason: reason}, callID
 		return t.raised(code), nil

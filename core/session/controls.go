@@ -27,7 +27,7 @@ func (r *run) control(st *spec.State, origin kernel.Origin, callID, tool string,
 	case spec.RaiseTool:
 		code, reason, problem := checkRaise(args)
 		if problem != "" {
-			return "archmax_raise rejected: " + problem, true, callEffect{}
+			return raiseRejectedPrefix + problem, true, callEffect{}
 		}
 		r.emit(events.Raised, map[string]any{"state": st.Slug, "sessionId": r.id, "code": code, "reason": reason, "callId": callID})
 		return replyRaised(code), false, callEffect{raise: &Exit{Success: false, Code: code, Reason: reason}}

@@ -36,6 +36,7 @@ func trimReason(r string) string {
 // Control replies and refusals (spec 01 §7.2, 02 §1.7, 03 CS-35, CS-39a, CS-42).
 const (
 	advanceRejectedPrefix = "archmax_advance rejected: "
+	raiseRejectedPrefix   = "archmax_raise rejected: "
 	resetRejectedNoReason = "archmax_reset rejected: a non-empty 'reason' is required — say why the run has to start over."
 )
 

@@ -103,8 +103,9 @@ try { await tools.write_file({ file_path: "workflows/wf/scripts/inside.js", cont
 	if len(scriptCalls) != 1 || scriptCalls[0].Data["tool"] != "write_file" || scriptCalls[0].Data["detail"] != "scratchpad/n.md" || !strings.HasPrefix(scriptCalls[0].Str("callId"), "ptc:") {
 		t.Errorf("script tool-called events = %+v", scriptCalls)
 	}
-	if len(h.eventsOf(events.ToolBlocked)) == 0 {
-		t.Error("the refused remove_file emitted no tool-blocked")
+	blocked := h.eventsOf(events.ToolBlocked)
+	if len(blocked) != 1 || blocked[0].Data["tool"] != "write_file" || blocked[0].Data["origin"] != "script" {
+		t.Errorf("the refused write into workflows/ emitted %+v, want one script tool-blocked for write_file", blocked)
 	}
 }
 
