@@ -31,6 +31,12 @@ type ScriptCall struct {
 	// the listing of the global `tools` for this call only (BR-02, BR-05). Tools marked Control,
 	// and the names AS-30/AS-31 exclude, never appear.
 	Tools []Tool
+	// Bridged are the other tools on the script bridge — the agent's tools beyond this state's
+	// surface (BR-02, the reference's agent-script rule): `tools` resolves them (a function)
+	// without listing them (Object.keys, `in`, for…in), and a call reaches the host, which
+	// governs it as any call (a refusal, tool-blocked). Controls and the AS-30/AS-31 names
+	// never resolve.
+	Bridged []Tool
 	// Quotas bound this call alone (CS-61); MaxResultChars also cuts the result text (AS-05).
 	Quotas Quotas
 	// NextCallID mints the "ptc:<n>" id of each host call (BR-30); nil => a counter of the REPL.
@@ -187,11 +193,11 @@ func (r *REPL) evaluate(ctx context.Context, rt *replRuntime, call *ScriptCall, 
 		host: host, prep: prep, file: file, limits: limits,
 	}
 	reset := false
-	if rt == nil || rt.begin(rn, call.Tools) != nil {
+	if rt == nil || rt.begin(rn, call.Tools, call.Bridged) != nil {
 		// No runtime yet, or a script made the globals a call installs unconfigurable: start afresh.
 		fresh, err := newREPLRuntime()
 		if err == nil {
-			err = fresh.begin(rn, call.Tools)
+			err = fresh.begin(rn, call.Tools, call.Bridged)
 		}
 		if err != nil {
 			return evaluation{rt: rt}, false, fmt.Errorf("sandbox: cannot start a REPL runtime: %w", err)
@@ -340,7 +346,7 @@ func newREPLRuntime() (*replRuntime, error) {
 	rt.errorCtor, rt.promiseCtor, rt.resolveFn, rt.stringify, rt.parseFn, rt.toString = b.errorCtor, b.promiseCtor, b.resolveFn, b.stringify, b.parseFn, b.toString
 	freeze := b.freeze
 
-	rt.tools = &toolsView{rt: rt, names: make(map[string]string), fns: make(map[string]goja.Value)}
+	rt.tools = &toolsView{rt: rt, names: make(map[string]string), listed: make(map[string]bool), fns: make(map[string]goja.Value)}
 	rt.toolsObj = vm.NewDynamicObject(rt.tools)
 	rt.console = vm.NewObject()
 	log := vm.ToValue(func(call goja.FunctionCall) goja.Value {
@@ -367,7 +373,7 @@ func newREPLRuntime() (*replRuntime, error) {
 
 // begin makes r the runtime's current call and (re)installs the per-call globals: `tools`, the
 // one view of the REPL (BR-05) scoped to this call's surface, and `console`, capturing into r.
-func (rt *replRuntime) begin(r *runner, tools []Tool) error {
+func (rt *replRuntime) begin(r *runner, tools, bridged []Tool) error {
 	r.heapBase = rt.heapBase
 	r.errorCtor, r.promiseCtor = rt.errorCtor, rt.promiseCtor
 	r.resolveFn, r.stringify, r.toString = rt.resolveFn, rt.stringify, rt.toString
@@ -378,7 +384,7 @@ func (rt *replRuntime) begin(r *runner, tools []Tool) error {
 	if err := g.DefineDataProperty("console", rt.console, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 		return err
 	}
-	rt.tools.scope(tools)
+	rt.tools.scope(tools, bridged)
 	rt.cur = r
 	return nil
 }
@@ -460,27 +466,39 @@ func (r *runner) render(v goja.Value) (string, error) {
 // callable; its calls go to the host, which governs them against the current state.
 type toolsView struct {
 	rt    *replRuntime
-	keys  []string              // enumerable camelCase keys, in surface order
-	names map[string]string     // camelCase key or original name -> tool name; the first tool wins
-	fns   map[string]goja.Value // one function per tool name for the runtime's life
+	keys  []string          // enumerable camelCase keys, in surface order
+	names map[string]string // camelCase key or original name -> tool name; the first tool wins
+	// listed marks the names of the surface: what Object.keys, `in` and for…in see (BR-02)
+	listed map[string]bool
+	fns    map[string]goja.Value // one function per tool name for the runtime's life
 }
 
-// scope sets the surface of the current call, without controls and AS-30/AS-31 exclusions.
-func (v *toolsView) scope(tools []Tool) {
+// scope sets the surface of the current call (listed and resolved) and the rest of the bridge
+// (resolved only), without controls and AS-30/AS-31 exclusions.
+func (v *toolsView) scope(tools, bridged []Tool) {
 	v.keys = v.keys[:0]
 	clear(v.names)
-	for _, t := range tools {
-		if t.Control || ptcExcluded[t.Name] {
-			continue
-		}
-		if key := camelCase(t.Name); v.names[key] == "" {
-			v.names[key] = t.Name
-			v.keys = append(v.keys, key)
-		}
-		if v.names[t.Name] == "" {
-			v.names[t.Name] = t.Name
+	clear(v.listed)
+	add := func(list []Tool, listed bool) {
+		for _, t := range list {
+			if t.Control || ptcExcluded[t.Name] {
+				continue
+			}
+			if key := camelCase(t.Name); v.names[key] == "" {
+				v.names[key] = t.Name
+				if listed {
+					v.keys = append(v.keys, key)
+					v.listed[key] = true
+				}
+			}
+			if v.names[t.Name] == "" {
+				v.names[t.Name] = t.Name
+				v.listed[t.Name] = listed
+			}
 		}
 	}
+	add(tools, true) // the surface first: its names win a camelCase collision (BR-03)
+	add(bridged, false)
 }
 
 func (v *toolsView) Get(key string) goja.Value {
@@ -503,10 +521,7 @@ func (v *toolsView) Get(key string) goja.Value {
 
 func (v *toolsView) Set(string, goja.Value) bool { return false }
 
-func (v *toolsView) Has(key string) bool {
-	_, ok := v.names[key]
-	return ok
-}
+func (v *toolsView) Has(key string) bool { return v.listed[key] }
 
 func (v *toolsView) Delete(key string) bool { return !v.Has(key) }
 

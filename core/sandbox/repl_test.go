@@ -555,3 +555,19 @@ hoard.length`
 		t.Errorf("after the trip: %+v, want a fresh runtime", res)
 	}
 }
+
+// BR-02 for agent scripts: `tools` lists the surface only, yet resolves every bridged tool —
+// a call reaches the host, which governs it; controls and the AS-30/AS-31 names never resolve.
+func TestBR02_BridgedToolsResolveUnlisted(t *testing.T) {
+	repl := newTestREPL(t)
+	host := &testHost{}
+	bridged := []Tool{{Name: "remove_file"}, {Name: "archmax_advance"}, {Name: "task"}, {Name: "read_file"}}
+	res := replCall(t, repl, host, `const r = await tools.removeFile({ file_path: "x" });
+[typeof tools.remove_file, typeof tools.removeFile, "removeFile" in tools, Object.keys(tools).includes("removeFile"),
+ typeof tools.archmax_advance, typeof tools.task, Object.keys(tools).filter((k) => k === "readFile").length, r]`,
+		func(c *ScriptCall) { c.Bridged = bridged })
+	wantOK(t, res, `["function","function",false,false,"undefined","undefined",1,"remove_file {\"file_path\":\"x\"}"]`)
+	if calls := host.calls(); len(calls) != 1 || calls[0].tool != "remove_file" || calls[0].control {
+		t.Errorf("host calls %+v", calls)
+	}
+}

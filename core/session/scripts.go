@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/sandbox"
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/workspace"
 )
 
 // Agent scripts: archmax_eval and archmax_run (spec 03 §4). Both evaluate in one REPL per
@@ -20,7 +23,7 @@ import (
 // runScript answers one archmax_eval or archmax_run call that governance allowed: the
 // script's text (AS-05), and whether it is an error result.
 func (r *run) runScript(st *spec.State, callID, tool string, args map[string]any) (string, bool, error) {
-	call := &sandbox.ScriptCall{Tools: r.scriptTools(st), NextCallID: r.e.nextPtcID}
+	call := &sandbox.ScriptCall{Tools: r.scriptTools(st), Bridged: r.scriptBridge(), NextCallID: r.e.nextPtcID}
 	set := r.sp.Settings
 	call.Quotas = sandbox.Quotas{TimeoutMs: set.TimeoutMs, MaxPtcCalls: set.MaxPtcCalls,
 		MaxResultChars: set.MaxResultChars, MemoryLimitBytes: set.MemoryLimitBytes}
@@ -80,6 +83,34 @@ func (r *run) scriptTools(st *spec.State) []sandbox.Tool {
 			continue
 		}
 		out = append(out, sandbox.Tool{Name: name})
+	}
+	return out
+}
+
+// scriptBridge is every tool an agent script's `tools` resolves beyond its state's surface
+// (03 BR-02, the reference's rule for agent scripts): the built-ins, the host's tools and the
+// delegation tools the workflow grants anywhere, sorted. A call to one outside the surface is
+// governed as any call — refused where the state does not allow it.
+func (r *run) scriptBridge() []sandbox.Tool {
+	names := map[string]bool{writeTodosTool: true}
+	for _, t := range workspace.Tools() {
+		names[t] = true
+	}
+	for t := range r.e.hostTools {
+		names[t] = true
+	}
+	grants := r.sp.Tools.Allow
+	for _, st := range r.sp.States {
+		grants = append(grants[:len(grants):len(grants)], st.Tools.Allow...)
+	}
+	for _, e := range grants {
+		if spec.IsWorkflowToolName(e.Tool) && r.e.available(e.Tool) {
+			names[e.Tool] = true
+		}
+	}
+	out := make([]sandbox.Tool, 0, len(names))
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		out = append(out, sandbox.Tool{Name: n})
 	}
 	return out
 }

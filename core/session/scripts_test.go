@@ -78,17 +78,21 @@ func TestAgentScriptToolsAreGoverned(t *testing.T) {
 	h := scriptHarness(t)
 	code := `
 const kinds = [typeof tools.archmax_advance, typeof tools.archmaxSetVariables, typeof tools.archmax_eval, typeof tools.remove_file, typeof tools.ls];
+const listed = ["remove_file" in tools, "removeFile" in tools, Object.keys(tools).includes("removeFile"), "ls" in tools];
 await tools.write_file({ file_path: "scratchpad/n.md", content: "x" });
-let refused = "";
+let refused = "", forbidden = "";
 try { await tools.write_file({ file_path: "workflows/wf/scripts/inside.js", content: "x" }); } catch (e) { refused = e.message; }
-({ kinds, refused: refused.length > 0 })`
+try { await tools.removeFile({ file_path: "scratchpad/n.md" }); } catch (e) { forbidden = e.message; }
+({ kinds, listed, refused: refused.length > 0, forbidden: forbidden.includes("remove_file") })`
 	h.script(
 		calls("", call{"archmax_eval", map[string]any{"code": code}}),
 		calls("", call{"archmax_eval", map[string]any{"code": "throw new Error('boom')"}}),
 		says("Done."),
 	)
 	out := h.send("s1", "go", nil)
-	if m := toolMessage(t, out, "archmax_eval", 0); m.Error || m.Text != `{"kinds":["undefined","undefined","undefined","undefined","function"],"refused":true}` {
+	// BR-02 for agent scripts: controls and eval never resolve; remove_file, forbidden here,
+	// resolves but is not listed, and calling it is the kernel's refusal.
+	if m := toolMessage(t, out, "archmax_eval", 0); m.Error || m.Text != `{"kinds":["undefined","undefined","undefined","function","function"],"listed":[false,false,false,true],"refused":true,"forbidden":true}` {
 		t.Errorf("governed eval = %q (error %v)", m.Text, m.Error)
 	}
 	if m := toolMessage(t, out, "archmax_eval", 1); !m.Error || !strings.HasPrefix(m.Text, "Error: boom") {
@@ -104,8 +108,8 @@ try { await tools.write_file({ file_path: "workflows/wf/scripts/inside.js", cont
 		t.Errorf("script tool-called events = %+v", scriptCalls)
 	}
 	blocked := h.eventsOf(events.ToolBlocked)
-	if len(blocked) != 1 || blocked[0].Data["tool"] != "write_file" || blocked[0].Data["origin"] != "script" {
-		t.Errorf("the refused write into workflows/ emitted %+v, want one script tool-blocked for write_file", blocked)
+	if len(blocked) != 2 || blocked[0].Data["tool"] != "write_file" || blocked[1].Data["tool"] != "remove_file" || blocked[1].Data["origin"] != "script" {
+		t.Errorf("tool-blocked events %+v, want the script's write into workflows/ and its forbidden remove_file", blocked)
 	}
 }
 
