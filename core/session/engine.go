@@ -144,7 +144,12 @@ func (e *Engine) loadWorkflow(ctx context.Context) (*workflowFiles, error) {
 		return nil, err
 	}
 	wf := &workflowFiles{spec: sp}
-	wf.body = e.readOptional(ctx, "workflows/"+slug+"/WORKFLOW.md")
+	prose := "workflows/" + slug + "/WORKFLOW.md"
+	wf.body = e.readOptional(ctx, prose)
+	if spec.HasFrontmatter([]byte(wf.body)) { // V-31: a second machine makes the spec unusable
+		yaml := "workflows/" + slug + "/workflow.yaml"
+		return nil, &spec.WorkflowLoadError{Workflow: slug, File: yaml, Diagnostics: []spec.Diagnostic{spec.CompetingMachines(prose, yaml)}}
+	}
 	wf.agents = e.readOptional(ctx, kernel.AgentsFile)
 	wf.platform = e.readOptional(ctx, ".platform/system/GRAPH_STATE.md")
 	entries, err := e.cfg.Authored.List(ctx, kernel.SkillsMount)
@@ -167,6 +172,10 @@ func (e *Engine) loadSpec(ctx context.Context) (*spec.MachineSpec, error) {
 	file := "workflows/" + slug + "/workflow.yaml"
 	src, err := e.cfg.Authored.Read(ctx, file)
 	if errors.Is(err, store.ErrNotFound) {
+		prose := "workflows/" + slug + "/WORKFLOW.md"
+		if spec.HasFrontmatter([]byte(e.readOptional(ctx, prose))) { // V-31: the removed single-file layout
+			return nil, &spec.WorkflowLoadError{Workflow: slug, File: file, Diagnostics: []spec.Diagnostic{spec.SingleFileRemoved(prose, file)}}
+		}
 		return nil, &UnknownWorkflowError{Workflow: slug}
 	}
 	if err != nil {

@@ -91,3 +91,35 @@ func TestUnsupportedRuntimeContractRefused(t *testing.T) {
 		}
 	}
 }
+
+// spec 01 §1.2, V-31: frontmatter in WORKFLOW.md beside a workflow.yaml is a second machine —
+// the workflow does not load; a directory with only such a WORKFLOW.md is the removed
+// single-file layout, a load error that says how to migrate.
+func TestWorkflowProseWithFrontmatterDoesNotLoad(t *testing.T) {
+	for name, tc := range map[string]struct {
+		files map[string]string
+		code  string
+	}{
+		"competing machines": {map[string]string{"workflows/desk/workflow.yaml": "title: Desk\nstates:\n  a:\n    triggers: { manual: }\n",
+			"workflows/desk/WORKFLOW.md": "---\ntitle: Desk\n---\nProse.\n"}, "layout.competing-machines"},
+		"single-file layout": {map[string]string{"workflows/desk/WORKFLOW.md": "---\nstates: {}\n---\nProse.\n"}, "layout.single-file-removed"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			authored := memory.NewFiles()
+			for k, v := range tc.files {
+				if err := authored.Write(context.Background(), k, []byte(v)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			eng, err := New(Config{Workflow: "desk", Authored: authored, Log: memory.New(), Files: memory.NewFiles(), Model: noModel{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = eng.Send(context.Background(), "s1", SendInput{Message: "hi"})
+			var load *spec.WorkflowLoadError
+			if !errors.As(err, &load) || len(load.Diagnostics) != 1 || load.Diagnostics[0].Code != tc.code {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}

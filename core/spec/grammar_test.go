@@ -24,6 +24,22 @@ func TestIsSlug(t *testing.T) {
 	}
 }
 
+// Spec 01 §7.5: a delegation target's slug is a slug of at most 47 characters (the tool name
+// archmax_workflow_<slug> then fits Bedrock's 64-character limit).
+func TestIsDelegationSlug(t *testing.T) {
+	for s, want := range map[string]bool{
+		strings.Repeat("a", 47): true, strings.Repeat("a", 48): false, "order-lookup": true,
+		"": false, "Order": false, strings.Repeat("ab-", 15) + "ab": true, strings.Repeat("ab-", 15) + "abc": false,
+	} {
+		if got := IsDelegationSlug(s); got != want {
+			t.Errorf("IsDelegationSlug(%q) = %v", s, got)
+		}
+		if want && len(WorkflowToolName(s)) > 64 {
+			t.Errorf("%s is longer than a Bedrock tool name may be", WorkflowToolName(s))
+		}
+	}
+}
+
 // Spec 01 §5.1.
 func TestIsVariableName(t *testing.T) {
 	for s, want := range map[string]bool{

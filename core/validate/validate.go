@@ -105,14 +105,26 @@ func (v *run) validate() error {
 			return nil // not a folder under workflows/: nothing to read
 		}
 	}
+	prose := "workflows/" + v.slug + "/WORKFLOW.md"
+	md, err := v.files.Read(v.ctx, prose)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
 	src, err := v.files.Read(v.ctx, v.file)
 	if errors.Is(err, store.ErrNotFound) {
+		if spec.HasFrontmatter(md) { // V-31
+			v.diags = append(v.diags, spec.SingleFileRemoved(prose, v.file))
+			return nil
+		}
 		v.diags = append(v.diags, spec.Diagnostic{Severity: "error", Code: "spec.missing", File: v.file,
 			Message: fmt.Sprintf("No workflow.yaml found for workflow '%s'", v.slug)})
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if spec.HasFrontmatter(md) { // V-31
+		v.diags = append(v.diags, spec.CompetingMachines(prose, v.file))
 	}
 	sv := spec.ValidateSpec(v.file, src)
 	v.diags = append(v.diags, sv.Diagnostics...)
