@@ -27,6 +27,19 @@ func newTurnID() string { return "t" + newMessageID()[1:] }
 // runs longer than Lambda's 15 minutes, and every live one commits at least once in that time.
 const StrandedAfter = 15 * time.Minute
 
+// MaxTurnAttempts bounds how many attempts of a turn may fail in a row before no host
+// mechanism — a continuation's retry, the sweep, a restart of `archmax serve` — carries it
+// on by itself: the session stays interrupted with its lastError, and the next message
+// starts a new turn from where it stopped.
+const MaxTurnAttempts = 5
+
+// givenUp reports whether a turn's last failure ends its automatic retries: a failure no
+// retry can fix (not retryable, e.g. a model ValidationException or AccessDeniedException),
+// or the MaxTurnAttempts-th failure in a row.
+func givenUp(te *TurnError) bool {
+	return te != nil && (!te.Retryable || max(te.Attempts, 1) >= MaxTurnAttempts)
+}
+
 type stepDeadlineKey struct{}
 
 type turnOpenedKey struct{}
@@ -94,9 +107,12 @@ type ContinueSkipped struct{ Reason string }
 // A turn that has settled, was replaced by a newer call, or a session that never ran is
 // not continued: the result is a *ContinueSkipped with the reason, so a duplicated or
 // retried continuation has no second effect. An empty turnID continues whatever turn the
-// session is in (the sweep's recovery of a stranded session). Errors: *SessionNotResumableError while
-// another writer holds the session (retry later), *TurnAbortedError, *model.CallError and
-// store errors as for Send.
+// session is in (the sweep's recovery of a stranded session). A turn whose last attempt
+// failed for good (a failure that is not retryable, or MaxTurnAttempts failures in a row;
+// the summary's lastError) is skipped too, so neither Lambda's retries of its continuation
+// nor the sweep call the model again for it: the next message starts a new turn. Errors:
+// *SessionNotResumableError while another writer holds the session (retry later),
+// *TurnAbortedError, *model.CallError and store errors as for Send.
 func (e *Engine) Continue(ctx context.Context, id, turnID string) (*Outcome, *ContinueSkipped, error) {
 	if err := refuseChild(id); err != nil {
 		return nil, nil, err
@@ -110,6 +126,20 @@ func (e *Engine) Continue(ctx context.Context, id, turnID string) (*Outcome, *Co
 			skipped = &ContinueSkipped{Reason: fmt.Sprintf("turn '%s' is no longer the session's current turn (now '%s')", turnID, r.turnID())}
 		case r.rec.Status != StatusRunning:
 			skipped = &ContinueSkipped{Reason: fmt.Sprintf("turn '%s' has settled (status %s)", turnID, r.rec.Status)}
+		case givenUp(r.rec.LastError):
+			le := r.rec.LastError
+			skipped = &ContinueSkipped{Reason: fmt.Sprintf("turn '%s' stopped on %s (retryable %t, %d failed attempts in a row): it is not retried; a new message starts a new turn",
+				r.turnID(), le.Code, le.Retryable, max(le.Attempts, 1))}
+			if r.head.ParkDue != "" {
+				// a head committed before failures were bounded: take it out of the sweep's index
+				r.continuing, r.failing = true, true
+				if ct := r.rec.CurrentTurn; ct != nil {
+					r.steps, r.disposition = ct.Steps, ct.Disposition
+				}
+				if err := r.commit(); err != nil {
+					return nil, err
+				}
+			}
 		}
 		if skipped != nil {
 			return nil, nil
@@ -136,10 +166,12 @@ func (r *run) carryOn() (*Outcome, error) {
 }
 
 // turnErrorOf describes err for the session summary: a named error by its name and text
-// (a model failure with the provider's code); anything else generically — its detail is
-// for the host's log, not the session's readers.
+// (a model failure with the provider's code and retryability; any other named error is a
+// refusal a retry repeats); anything else generically — its detail is for the host's log,
+// not the session's readers — and presumed transient (a store or network failure), so
+// retryable within MaxTurnAttempts.
 func turnErrorOf(turnID string, err error, at string) *TurnError {
-	te := &TurnError{TurnID: turnID, Code: "InternalError", Message: "The turn failed unexpectedly; the host logged the cause.", At: at}
+	te := &TurnError{TurnID: turnID, Code: "InternalError", Message: "The turn failed unexpectedly; the host logged the cause.", At: at, Retryable: true}
 	var ce *model.CallError
 	var named interface{ Name() string }
 	switch {
@@ -147,7 +179,7 @@ func turnErrorOf(turnID string, err error, at string) *TurnError {
 		te.Code, te.Retryable = ce.Name(), ce.Retryable
 		te.Message = fmt.Sprintf("The model provider failed: %s (HTTP %d): %s", ce.Code, ce.Status, ce.Message)
 	case errors.As(err, &named):
-		te.Code, te.Message = named.Name(), err.Error()
+		te.Code, te.Message, te.Retryable = named.Name(), err.Error(), false
 	}
 	return te
 }

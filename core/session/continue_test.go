@@ -10,6 +10,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/transcript"
 )
 
@@ -278,7 +279,7 @@ func TestSweepContinuesStrandedSessions(t *testing.T) {
 func TestFailedAttemptIsRecordedUntilProgress(t *testing.T) {
 	h := newHarness(t, twoAgents, nil)
 	h.script(func(*model.Request) (*model.Response, error) {
-		return nil, &model.CallError{Code: "ValidationException", Status: 400, Message: "bad model id"}
+		return nil, &model.CallError{Code: "ThrottlingException", Status: 429, Message: "slow down", Retryable: true}
 	})
 	_, err := h.engine().Send(context.Background(), "s1", SendInput{Message: "go"})
 	var ce *model.CallError
@@ -288,8 +289,8 @@ func TestFailedAttemptIsRecordedUntilProgress(t *testing.T) {
 	sum, err := NewSessions(h.log, h.files, nil).Get(context.Background(), "s1")
 	must(t, err)
 	le := sum.LastError
-	if !sum.Interrupted || le == nil || le.Code != "ModelCallError" || le.Retryable || le.TurnID != sum.TurnID ||
-		!strings.Contains(le.Message, "ValidationException") || le.At == "" {
+	if !sum.Interrupted || le == nil || le.Code != "ModelCallError" || !le.Retryable || le.Attempts != 1 || le.TurnID != sum.TurnID ||
+		!strings.Contains(le.Message, "ThrottlingException") || le.At == "" {
 		t.Fatalf("summary after the failure: interrupted=%v lastError=%+v", sum.Interrupted, le)
 	}
 	h.script(says("Recovered."))
@@ -343,5 +344,137 @@ func TestCutHandoffSettlesParked(t *testing.T) {
 	must(t, err)
 	if out.Kind != KindParked || out.Pending == nil || out.Reply != "" {
 		t.Fatalf("outcome %s %+v %q, want parked without a handoff message", out.Kind, out.Pending, out.Reply)
+	}
+}
+
+// failsWith answers a model call with err.
+func failsWith(err error) reply {
+	return func(*model.Request) (*model.Response, error) { return nil, err }
+}
+
+// C6-20: a turn that fails with an error no retry fixes (a non-retryable model error) stays
+// interrupted with its lastError (spec 02 Q9: no status change) but is never carried on by
+// itself: the head leaves the sweep's index, a continuation of the turn (Lambda's retry) is
+// a skip, and nothing calls the model again until the next message starts a new turn. The
+// summary's lastTurn still shows the turn that settled before.
+func TestNonRetryableFailureIsNotRetried(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	h.cfg.Clock = func() time.Time { return now }
+	h.script(says("First answer."))
+	first := h.send("s1", "hello", nil)
+	if first.Kind != KindCompleted {
+		t.Fatalf("setup: %s", first.Kind)
+	}
+	h.script(failsWith(&model.CallError{Code: "ValidationException", Status: 400, Message: "bad model id"}))
+	_, err := h.engine().Send(context.Background(), "s1", SendInput{Message: "again"})
+	var ce *model.CallError
+	if !errors.As(err, &ce) || ce.Retryable {
+		t.Fatalf("err = %v", err)
+	}
+	sum, err := NewSessions(h.log, h.files, nil).Get(context.Background(), "s1")
+	must(t, err)
+	if sum.Status != StatusRunning || !sum.Interrupted || sum.LastError == nil || sum.LastError.Retryable || sum.LastError.Attempts != 1 {
+		t.Fatalf("after the failure: status %s interrupted %v lastError %+v", sum.Status, sum.Interrupted, sum.LastError)
+	}
+	if lt := sum.LastTurn; lt == nil || lt.TurnID != first.TurnID || lt.Kind != KindCompleted || lt.Reply != "First answer." || sum.TurnID == first.TurnID {
+		t.Errorf("lastTurn = %+v (current turn %s), want the first turn's outcome", sum.LastTurn, sum.TurnID)
+	}
+	head, _ := h.log.Get(context.Background(), "s1")
+	if head.ParkDue != "" {
+		t.Errorf("a turn that failed for good is due at %q, want out of the sweep's index", head.ParkDue)
+	}
+	calls := len(h.model.requests)
+	engineFor := func(context.Context, string) (*Engine, error) { return h.engine(), nil }
+	res, err := Sweep(context.Background(), h.log, engineFor, now.AddDate(1, 0, 0), 10, nil)
+	if err != nil || res != (SweepResult{}) {
+		t.Errorf("sweep a year later = %+v, %v, want nothing due", res, err)
+	}
+	out, skipped, err := h.engine().Continue(context.Background(), "s1", sum.TurnID)
+	if err != nil || out != nil || skipped == nil || !strings.Contains(skipped.Reason, "ModelCallError") {
+		t.Errorf("continuation of the failed turn = %+v %+v %v, want a skip", out, skipped, err)
+	}
+	if n := len(h.model.requests); n != calls {
+		t.Fatalf("the model was called %d more times for a turn that failed for good", n-calls)
+	}
+	// the next message is a new turn
+	h.script(says("Second answer."))
+	next := h.send("s1", "try again", nil)
+	sum, _ = NewSessions(h.log, h.files, nil).Get(context.Background(), "s1")
+	if next.Kind != KindCompleted || sum.LastError != nil || sum.LastTurn == nil || sum.LastTurn.TurnID != next.TurnID || sum.LastTurn.Reply != "Second answer." {
+		t.Errorf("after a new message: %s, summary %+v", next.Kind, sum)
+	}
+}
+
+// C6-20: a retryable failure is carried on by the sweep, MaxTurnAttempts attempts in a row
+// at most; then the turn leaves the sweep's index like a non-retryable one.
+func TestRetryableFailuresAreBounded(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	h.cfg.Clock = func() time.Time { return now }
+	throttled := failsWith(&model.CallError{Code: "ThrottlingException", Status: 429, Message: "slow down", Retryable: true})
+	for range MaxTurnAttempts {
+		h.script(throttled)
+	}
+	if _, err := h.engine().Send(context.Background(), "s1", SendInput{Message: "go"}); err == nil {
+		t.Fatal("the first attempt did not fail")
+	}
+	engineFor := func(context.Context, string) (*Engine, error) { return h.engine(), nil }
+	for attempt := 2; attempt <= MaxTurnAttempts+1; attempt++ {
+		now = now.Add(time.Hour) // past StrandedAfter and a lease since the last attempt
+		res, err := Sweep(context.Background(), h.log, engineFor, now, 10, nil)
+		if attempt <= MaxTurnAttempts && (err == nil || res.Failed != 1) {
+			t.Fatalf("sweep for attempt %d = %+v, %v, want one failed continuation", attempt, res, err)
+		}
+		if attempt > MaxTurnAttempts && (err != nil || res.Due != 0) {
+			t.Fatalf("sweep after %d attempts = %+v, %v, want nothing due", MaxTurnAttempts, res, err)
+		}
+	}
+	if n := len(h.model.requests); n != MaxTurnAttempts {
+		t.Errorf("model calls = %d, want %d", n, MaxTurnAttempts)
+	}
+	sum, _ := NewSessions(h.log, h.files, nil).Get(context.Background(), "s1")
+	if le := sum.LastError; le == nil || !le.Retryable || le.Attempts != MaxTurnAttempts || !sum.Interrupted {
+		t.Errorf("summary = interrupted %v lastError %+v", sum.Interrupted, sum.LastError)
+	}
+}
+
+// A head written before failures were bounded (due in the sweep's index with a lastError
+// that is not retryable) is skipped by the sweep without a model call, and taken out of the
+// index with its turn's step count kept.
+func TestSweepDropsAGivenUpHeadFromItsIndex(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	h.cfg.Clock = func() time.Time { return now }
+	h.script(calls("", call{"archmax_set_variables", map[string]any{"variables": map[string]any{"topic": "x"}}}),
+		failsWith(&model.CallError{Code: "AccessDeniedException", Status: 403, Message: "no access"}))
+	if _, err := h.engine().Send(context.Background(), "s1", SendInput{Message: "go"}); err == nil {
+		t.Fatal("setup: no failure")
+	}
+	ctx := context.Background()
+	head, err := h.log.Acquire(ctx, "s1", "legacy", time.Minute)
+	must(t, err)
+	before, err := decodeRecord(ctx, head.Body, nil, "s1", nil)
+	must(t, err)
+	legacy := *head
+	legacy.ParkDue, legacy.Lease = spec.FormatInstant(now), nil
+	_, err = h.log.Commit(ctx, "s1", "legacy", &store.Commit{ExpectedVersion: head.Version, Head: legacy})
+	must(t, err)
+	must(t, h.log.Release(ctx, "s1", "legacy"))
+
+	calls := len(h.model.requests)
+	engineFor := func(context.Context, string) (*Engine, error) { return h.engine(), nil }
+	res, err := Sweep(ctx, h.log, engineFor, now.Add(time.Minute), 10, nil)
+	if err != nil || res != (SweepResult{Due: 1, Skipped: 1}) || len(h.model.requests) != calls {
+		t.Fatalf("sweep = %+v, %v, %d model calls", res, err, len(h.model.requests)-calls)
+	}
+	after, _ := h.log.Get(ctx, "s1")
+	rec, err := decodeRecord(ctx, after.Body, nil, "s1", nil)
+	must(t, err)
+	if after.ParkDue != "" || rec.CurrentTurn == nil || *rec.CurrentTurn != *before.CurrentTurn || rec.CurrentTurn.Steps == 0 || rec.LastError == nil {
+		t.Errorf("after the sweep: due %q, turn %+v, lastError %+v", after.ParkDue, rec.CurrentTurn, rec.LastError)
+	}
+	if res, _ := Sweep(ctx, h.log, engineFor, now.AddDate(1, 0, 0), 10, nil); res.Due != 0 {
+		t.Errorf("the next sweep still reads it: %+v", res)
 	}
 }

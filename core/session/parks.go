@@ -293,21 +293,10 @@ func (r *run) deliver(d Delivery) (*Outcome, error) {
 	if d.ParkID != "" && d.ParkID != park.ParkID {
 		return nil, &ParkNotLiveError{SessionID: r.id, ParkID: d.ParkID, LiveParkID: park.ParkID}
 	}
+	if err := CheckDelivery(r.id, d); err != nil {
+		return nil, err
+	}
 	trigger := strings.TrimSpace(d.Trigger)
-	if trigger == "" {
-		return nil, &MissingDeliveryTriggerError{SessionID: r.id}
-	}
-	source := fmt.Sprintf("delivered to session '%s'", r.id)
-	for _, k := range slices.Sorted(maps.Keys(d.Variables)) {
-		if err := spec.CheckVariableName(k, source); err != nil {
-			return nil, err
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(d.Files)) {
-		if err := checkTurnFile(k, d.Files[k], d.Variables); err != nil {
-			return nil, err
-		}
-	}
 	r.rec.Calls++
 	if d.ID != "" {
 		r.rec.DeliveryIDs = append(r.rec.DeliveryIDs, d.ID)
@@ -541,12 +530,40 @@ func (e *Engine) Reply(ctx context.Context, sessionID, text string) (*Outcome, e
 	})
 }
 
+// CheckDelivery checks what a delivery to session sessionID carries, whatever the session's
+// state: a trigger id (*MissingDeliveryTriggerError), variable names (spec 01 §5.1,
+// *spec.InvalidVariableNameError) and files (*InvalidTurnFileError). Deliver runs it before
+// it reads the session, so a malformed delivery is refused (400) before an unknown or busy
+// session is (404, 409) — as a malformed turn or decision is.
+func CheckDelivery(sessionID string, d Delivery) error {
+	if strings.TrimSpace(d.Trigger) == "" {
+		return &MissingDeliveryTriggerError{SessionID: sessionID}
+	}
+	source := fmt.Sprintf("delivered to session '%s'", sessionID)
+	for _, k := range slices.Sorted(maps.Keys(d.Variables)) {
+		if err := spec.CheckVariableName(k, source); err != nil {
+			return err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(d.Files)) {
+		if err := checkTurnFile(k, d.Files[k], d.Variables); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Deliver resumes a session parked by archmax_wait in its parked state (spec 02 §4.3).
-// Errors: *SessionNotAwaitingInputError, *ParkNotLiveError, *MissingDeliveryTriggerError,
-// *spec.InvalidVariableNameError, *InvalidTurnFileError (nothing written), and those of Send.
+// Errors: *MissingDeliveryTriggerError, *spec.InvalidVariableNameError,
+// *InvalidTurnFileError (CheckDelivery, before the session is read), then
+// *SessionNotAwaitingInputError, *ParkNotLiveError, and those of Send; nothing is written
+// on a refusal.
 func (e *Engine) Deliver(ctx context.Context, sessionID string, d Delivery) (*Outcome, error) {
 	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckDelivery(id, d); err != nil {
 		return nil, err
 	}
 	if err := refuseChild(id); err != nil {

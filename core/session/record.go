@@ -98,6 +98,10 @@ type record struct {
 	// LastError is the failure that stopped the current turn's last attempt, while the
 	// session stays running (interrupted); cleared by the next commit.
 	LastError *TurnError `json:"lastError,omitempty"`
+	// LastTurn is how the latest settled call ended — written by every commit of a status
+	// other than running — so the session summary answers a client polling after a 202
+	// without reading the transcript.
+	LastTurn *TurnOutcome `json:"lastTurn,omitempty"`
 	// DispatchCount is the last child number used: a child's id is <session>~<n> (02 §8.2).
 	DispatchCount int `json:"dispatchCount,omitempty"`
 	// Dispatches are the children of this session still owing it a result: an agent's
@@ -127,7 +131,31 @@ type TurnError struct {
 	Message   string `json:"message"`
 	Retryable bool   `json:"retryable"` // the same call may succeed later (throttling, timeouts)
 	At        string `json:"at"`        // ISO-8601 UTC
+	// Attempts counts the turn's attempts that failed in a row, without a commit that made
+	// progress in between (1 for the first; 0 in records written before it was counted).
+	Attempts int `json:"attempts,omitempty"`
 }
+
+// TurnOutcome is how a settled call ended: the outcome summary's own fields (turnId, kind,
+// disposition, status, state, reply, exit, rejected, turn) with the same values a
+// synchronous answer carries, kept on the session so its summary shows them (lastTurn).
+type TurnOutcome struct {
+	TurnID      string      `json:"turnId,omitempty"`
+	Kind        OutcomeKind `json:"kind"`
+	Disposition Disposition `json:"disposition"`
+	Status      Status      `json:"status"`
+	State       string      `json:"state"`
+	Reply       string      `json:"reply"`
+	// ReplyTruncated: Reply holds the first MaxLastTurnReply bytes only (the whole reply is
+	// the transcript's last agent message): the head stays far below an item's size limit.
+	ReplyTruncated bool   `json:"replyTruncated,omitempty"`
+	Exit           *Exit  `json:"exit,omitempty"`
+	Rejected       string `json:"rejected,omitempty"`
+	Turn           int    `json:"turn"`
+}
+
+// MaxLastTurnReply bounds, in bytes, the reply a session's lastTurn keeps in its head.
+const MaxLastTurnReply = 16 << 10
 
 type stateTurns struct {
 	State string `json:"state"`

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/kernel"
@@ -170,6 +171,9 @@ func (r *run) commit() error {
 	if ct := r.rec.CurrentTurn; ct != nil {
 		ct.Steps, ct.Disposition = r.steps, r.disposition
 	}
+	if r.rec.Status != StatusRunning {
+		r.rec.LastTurn = r.settledTurn() // the summary's lastTurn: what a synchronous answer says
+	}
 	body, err := encodeRecord(context.WithoutCancel(r.ctx), r.rec, r.e.cfg.Blobs, r.id, r.knownBlobs)
 	if err != nil {
 		return err
@@ -190,9 +194,10 @@ func (r *run) commit() error {
 		// a child is woken and carried on through its parent, never on its own
 	case p != nil && p.Input != nil && r.rec.Status == StatusAwaitingInput:
 		h.ParkDue = p.Input.ResumeAt
-	case r.rec.Status == StatusRunning:
+	case r.rec.Status == StatusRunning && !givenUp(r.rec.LastError):
 		// a running session that commits nothing more by then is stranded: the sweep
-		// continues it (DESIGN.md §4, the net behind the platform's own retries)
+		// continues it (DESIGN.md §4, the net behind the platform's own retries) — unless
+		// its turn stopped on a failure no retry fixes, or failed MaxTurnAttempts times
 		h.ParkDue = spec.FormatInstant(r.e.cfg.Clock().Add(StrandedAfter + r.e.cfg.LeaseTTL))
 	}
 	h.Lease = nil
@@ -386,7 +391,13 @@ func (r *run) abandon(err error) error {
 	record := !cancelled && !isLost && !errors.Is(err, store.ErrConflict) &&
 		!r.resumeUncommitted && r.rec.Status == StatusRunning && r.head.Version > 0
 	if record {
-		r.rec.LastError = turnErrorOf(r.turnID(), err, r.e.now())
+		te := turnErrorOf(r.turnID(), err, r.e.now())
+		te.Attempts = 1
+		// a commit that made progress cleared the previous failure: only failures in a row count
+		if prev := r.rec.LastError; prev != nil && prev.TurnID == te.TurnID {
+			te.Attempts = max(prev.Attempts, 1) + 1
+		}
+		r.rec.LastError = te
 		r.failing = true
 	}
 	if !r.resumeUncommitted {
@@ -403,6 +414,22 @@ func (r *run) abandon(err error) error {
 			Interrupted: r.head.Version > r.startVersion && Status(r.head.Status) == StatusRunning}
 	}
 	return err
+}
+
+// settledTurn is the record's lastTurn for the call as it stands: the fields of the
+// Outcome a synchronous answer carries.
+func (r *run) settledTurn() *TurnOutcome {
+	o := r.outcome()
+	t := &TurnOutcome{TurnID: o.TurnID, Kind: o.Kind, Disposition: o.Disposition, Status: o.Status, State: o.State,
+		Reply: o.Reply, Exit: o.Exit, Rejected: o.Rejected, Turn: o.Turn}
+	if len(t.Reply) > MaxLastTurnReply {
+		cut := MaxLastTurnReply
+		for cut > 0 && !utf8.RuneStart(t.Reply[cut]) {
+			cut--
+		}
+		t.Reply, t.ReplyTruncated = t.Reply[:cut], true
+	}
+	return t
 }
 
 // answerOpenCalls answers every tool call of the newest assistant message that has no result

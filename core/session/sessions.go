@@ -25,10 +25,15 @@ type SessionSummary struct {
 	TurnID string `json:"turnId,omitempty"`
 	// LastError says why the running turn's last attempt stopped (with Interrupted): it
 	// failed, and a retry or the next message continues it.
-	LastError     *TurnError `json:"lastError,omitempty"`
-	WorkflowState string     `json:"workflowState,omitempty"` // the position
-	State         string     `json:"state,omitempty"`         // parked sessions: the parked state
-	Title         string     `json:"title,omitempty"`
+	LastError *TurnError `json:"lastError,omitempty"`
+	// LastTurn is how the latest settled call ended, with the outcome summary's field names
+	// and values (kind, status, state, reply, …): after a 202 the call has settled when
+	// LastTurn.TurnID is the TurnID the 202 named. Absent until a call settles, and while the
+	// call that settled still holds the session (a park committed before its closing message).
+	LastTurn      *TurnOutcome `json:"lastTurn,omitempty"`
+	WorkflowState string       `json:"workflowState,omitempty"` // the position
+	State         string       `json:"state,omitempty"`         // parked sessions: the parked state
+	Title         string       `json:"title,omitempty"`
 	// Pending is the live park of a parked session: its parkId, channel and the pending
 	// decision (transitions, evidence) or input (reason, resumeAt) — DESIGN.md §5.
 	Pending *Park `json:"pending,omitempty"`
@@ -162,6 +167,11 @@ func (s *Sessions) summarize(ctx context.Context, h *store.Head) *SessionSummary
 		}
 		if sum.Status == StatusRunning {
 			sum.LastError = rec.LastError
+		}
+		// a call that committed a park keeps its lease for the park's closing message: until it
+		// lets go (or dies, and the lease lapses) its lastTurn is not final, so none is shown
+		if lt := rec.LastTurn; lt != nil && !(rec.CurrentTurn != nil && lt.TurnID == rec.CurrentTurn.ID && h.Lease.Live(s.clock())) {
+			sum.LastTurn = lt
 		}
 		if rec.Park != nil && (sum.Status == StatusAwaitingDecision || sum.Status == StatusAwaitingInput) {
 			sum.Pending, sum.State = rec.Park, rec.Park.State()

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
@@ -9,6 +10,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Shared by every adapter, so they agree on validation, listing order and cursors.
@@ -65,18 +69,34 @@ type Cursor struct {
 	SessionID string `json:"s"`
 }
 
-// DecodeCursor reads a List cursor; "" is the first page (nil).
+// DecodeCursor reads a List cursor; "" is the first page (nil). Only a cursor Encode could
+// have written is accepted: base64url of exactly {"u":<RFC 3339 instant>,"s":<session id>}
+// in Encode's own bytes, the id non-empty without '/' or control characters. Anything else
+// — another JSON value, unknown, missing or empty fields, a reordered or re-spaced
+// encoding — is an error, so a cursor the API never issued is refused, not read as a
+// position.
 func DecodeCursor(s string) (*Cursor, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var c Cursor
+	invalid := fmt.Errorf("list: invalid cursor %q", s)
 	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(raw, &c)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("list: invalid cursor %q", s)
+		return nil, invalid
+	}
+	var c Cursor
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&c) != nil || c.Encode() != s {
+		return nil, invalid
+	}
+	if _, err := time.Parse(time.RFC3339Nano, c.UpdatedAt); err != nil {
+		return nil, invalid
+	}
+	if c.SessionID == "" || !utf8.ValidString(c.SessionID) || strings.ContainsFunc(c.SessionID, func(r rune) bool {
+		return r == '/' || unicode.IsControl(r)
+	}) {
+		return nil, invalid
 	}
 	return &c, nil
 }

@@ -42,6 +42,7 @@ const (
 type requestError struct {
 	code    string
 	message string
+	allow   string // MethodNotAllowed: the methods the route takes (the Allow header)
 }
 
 func (e *requestError) Error() string { return e.message }
@@ -57,7 +58,7 @@ func invalidRequest(format string, args ...any) error {
 //	    SessionStoreIdError, EmptyMessageError, InvalidVariableNameError, InvalidTitleError
 //	    MissingDeliveryTriggerError
 //	404 NotFound (route), UnknownWorkflowError, SessionNotFoundError
-//	405 MethodNotAllowed (a route of ours with another method)
+//	405 MethodNotAllowed (a route of ours with another method; header Allow names its method)
 //	409 WorkflowMismatchError, SessionNotResumableError, SessionNotParkedError,
 //	    SessionNotAwaitingInputError, ParkNotLiveError (details.liveParkId),
 //	    DuplicateDeliveryError, IdempotencyKeyInUseError, ChildSessionError

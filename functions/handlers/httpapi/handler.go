@@ -20,7 +20,12 @@
 // A mutating request answers 200 with the outcome summary when its call settled, or 202
 // (kind "running") when the turn goes on in a continuation (functions/handlers/continuation):
 // at once, or after `Prefer: wait=N` seconds. The outcome is then read from
-// GET /v1/sessions/{sessionId}, whose turnId and status say when the turn settled.
+// GET /v1/sessions/{sessionId}: its lastTurn carries the outcome once lastTurn.turnId is the
+// turn the 202 named.
+//
+// Every refusal of the request itself comes before any of the session it names: route
+// (404, 405 with Allow), body (400, 413), then the session (400 id, 404, 409), then the
+// engine's (422).
 package httpapi
 
 import (
@@ -110,6 +115,9 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 			return h.read(work, req, t)
 		}), nil
 	}
+	if _, err := route(req); err != nil { // no route, or another method: nothing to run or remember
+		return h.failure(ctx, req, err), nil
+	}
 	serve := func(ctx context.Context) (any, error) { return h.serve(ctx, req) }
 	if key := idempotencyKey(req); key != "" {
 		return h.idempotent(ctx, req, key, serve), nil
@@ -125,7 +133,7 @@ func (h *Handler) HandleRead(ctx context.Context, req events.APIGatewayV2HTTPReq
 		return h.Handle(ctx, req)
 	}
 	if _, err := route(withMethod(req, http.MethodPost)); err == nil {
-		return h.failure(ctx, req, &requestError{code: CodeMethodNotAllowed,
+		return h.failure(ctx, req, &requestError{code: CodeMethodNotAllowed, allow: http.MethodPost,
 			message: "This function serves only the read routes (GET); send " + req.RequestContext.HTTP.Method + " " + req.RawPath + " to the API's write routes."}), nil
 	}
 	return h.failure(ctx, req, notRouted(req)), nil
@@ -164,18 +172,24 @@ func runOptions(req events.APIGatewayV2HTTPRequest) continuation.Options {
 	return continuation.Options{YieldBy: now.Add(preferWait(req.Headers["prefer"])), CutBy: now.Add(gatewayLimit)}
 }
 
-// preferWait reads the wait preference of a Prefer header value ("respond-async, wait=10").
+// preferWait reads the wait preference of a Prefer header value ("respond-async, wait=10"):
+// RFC 7240's delta-seconds (digits only; anything else is ignored, as 0), capped at MaxWait
+// before it becomes a Duration, so no value overflows past the cap.
 func preferWait(prefer string) time.Duration {
 	for _, pref := range strings.Split(prefer, ",") {
 		name, value, _ := strings.Cut(strings.TrimSpace(pref), "=")
 		if !strings.EqualFold(strings.TrimSpace(name), "wait") {
 			continue
 		}
-		n, err := strconv.Atoi(strings.Trim(strings.TrimSpace(value), `"`))
-		if err != nil || n < 0 {
+		digits := strings.Trim(strings.TrimSpace(value), `"`)
+		if digits == "" || strings.Trim(digits, "0123456789") != "" {
 			return 0
 		}
-		return min(time.Duration(n)*time.Second, MaxWait)
+		n, err := strconv.ParseUint(digits, 10, 64)
+		if err != nil || n >= uint64(MaxWait/time.Second) { // err: more digits than any uint64
+			return MaxWait
+		}
+		return time.Duration(n) * time.Second
 	}
 	return 0
 }
@@ -204,6 +218,10 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	case actDelivery:
 		var d session.Delivery
 		if d, err = decodeDelivery(req, t.sessionID); err == nil {
+			// the body is refused (400) before the session is read (404, 409), as a decision's is
+			err = session.CheckDelivery(t.sessionID, d)
+		}
+		if err == nil {
 			d.ID = idempotencyKey(req)
 			var eng *session.Engine
 			if eng, _, err = session.EngineOf(ctx, h.engines, t.sessionID); err == nil {
@@ -282,7 +300,12 @@ func (h *Handler) failure(ctx context.Context, req events.APIGatewayV2HTTPReques
 		b = []byte(`{"error":{"code":"` + CodeInternal + `","message":"The request failed unexpectedly."}}`)
 		status = http.StatusInternalServerError
 	}
-	return respond(status, b)
+	resp := respond(status, b)
+	var reqErr *requestError
+	if status == http.StatusMethodNotAllowed && errors.As(err, &reqErr) {
+		resp.Headers["Allow"] = reqErr.allow // RFC 9110 §15.5.6: a 405 names the methods the target takes
+	}
+	return resp
 }
 
 func respond(status int, body []byte) events.APIGatewayV2HTTPResponse {

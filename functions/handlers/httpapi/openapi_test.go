@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/archmax-ai/archmax/local/apigw"
 )
 
 const openAPIFile = "../../../docs/openapi.yaml"
@@ -107,4 +110,67 @@ func TestAnswersConformToTheOpenAPIDocument(t *testing.T) {
 	check("GET", "/v1/sessions/nobody", "", 404)
 	qm.push(*text("Done."))
 	check("POST", "/v1/sessions/o1/decision", `{"to":"done","comment":"fine"}`, 200)
+}
+
+// The 405 (with its Allow header) and both 413 shapes conform to the document: the
+// handler's PayloadTooLargeError over 1 MiB, and API Gateway's own {"message"} over 10 MiB
+// (local/apigw, as the real gateway answers before any function runs, C6-16).
+func TestRefusalShapesConformToTheOpenAPIDocument(t *testing.T) {
+	doc := loadOpenAPI(t)
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := newFixture(t)
+	// validate checks an answer against the documented operation method path (the route the
+	// refused request resembles) for its status.
+	validate := func(name, method, path string, status int, header http.Header, body []byte) {
+		t.Helper()
+		hreq, _ := http.NewRequest(method, "http://127.0.0.1:8080"+path, nil)
+		rt, params, err := router.FindRoute(hreq)
+		if err != nil {
+			t.Fatalf("%s: %s %s not in the document: %v", name, method, path, err)
+		}
+		in := &openapi3filter.RequestValidationInput{Request: hreq, PathParams: params, Route: rt}
+		out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: status, Header: header,
+			Body: io.NopCloser(bytes.NewReader(body))}
+		if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+			t.Errorf("%s → %d does not conform: %v\n%s", name, status, err, body)
+		}
+	}
+	headers := func(m map[string]string) http.Header {
+		out := http.Header{}
+		for k, v := range m {
+			out.Set(k, v)
+		}
+		return out
+	}
+
+	resp, _ := h.Handle(context.Background(), request("$default", "DELETE", "/v1/sessions/s-1", ""))
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("DELETE a session = %d", resp.StatusCode)
+	}
+	validate("DELETE /v1/sessions/s-1", "GET", "/v1/sessions/s-1", resp.StatusCode, headers(resp.Headers), []byte(resp.Body))
+	delete(resp.Headers, "Allow")
+	hreq, _ := http.NewRequest("GET", "http://127.0.0.1:8080/v1/sessions/s-1", nil)
+	rt, params, _ := router.FindRoute(hreq)
+	noAllow := &openapi3filter.ResponseValidationInput{RequestValidationInput: &openapi3filter.RequestValidationInput{Request: hreq, PathParams: params, Route: rt},
+		Status: resp.StatusCode, Header: headers(resp.Headers), Body: io.NopCloser(strings.NewReader(resp.Body))}
+	if openapi3filter.ValidateResponse(context.Background(), noAllow) == nil {
+		t.Error("the document does not require Allow on a 405")
+	}
+
+	resp, _ = h.Handle(context.Background(), start("greeter", `{"message":"`+strings.Repeat("x", MaxBodyBytes)+`"}`))
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a 1 MiB body = %d", resp.StatusCode)
+	}
+	validate("the handler's 413", "POST", "/v1/workflows/greeter/sessions", resp.StatusCode, headers(resp.Headers), []byte(resp.Body))
+
+	rec := httptest.NewRecorder()
+	big := httptest.NewRequest("POST", "/v1/workflows/greeter/sessions", strings.NewReader(strings.Repeat("x", apigw.MaxBodyBytes+1)))
+	apigw.Handler(h.Handle, nil).ServeHTTP(rec, big)
+	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), `"message"`) {
+		t.Fatalf("a 10 MiB body through the gateway = %d %s", rec.Code, rec.Body)
+	}
+	validate("API Gateway's 413", "POST", "/v1/workflows/greeter/sessions", rec.Code, rec.Header(), rec.Body.Bytes())
 }

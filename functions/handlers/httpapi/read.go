@@ -3,9 +3,10 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"math"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -69,16 +70,16 @@ func readRoute(req events.APIGatewayV2HTTPRequest) (readTarget, bool) {
 	if req.RequestContext.HTTP.Method != http.MethodGet {
 		return readTarget{}, false
 	}
-	seg := strings.Split(strings.Trim(req.RawPath, "/"), "/")
-	if len(seg) < 2 || seg[0] != "v1" || seg[1] != "sessions" {
+	seg, ok := pathSegments(req.RawPath)
+	if !ok || len(seg) < 2 || seg[0] != "v1" || seg[1] != "sessions" {
 		return readTarget{}, false
 	}
 	switch {
 	case len(seg) == 2:
 		return readTarget{view: "list"}, true
-	case len(seg) == 3 && seg[2] != "":
+	case len(seg) == 3:
 		return readTarget{view: "session", sessionID: seg[2]}, true
-	case len(seg) == 4 && seg[2] != "" && (seg[3] == "messages" || seg[3] == "events"):
+	case len(seg) == 4 && (seg[3] == "messages" || seg[3] == "events"):
 		return readTarget{view: seg[3], sessionID: seg[2]}, true
 	}
 	return readTarget{}, false
@@ -120,22 +121,39 @@ func (h *Handler) read(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	case "session":
 		return sessions.Get(ctx, t.sessionID)
 	}
-	after, err := queryInt(q, "after", 0, 0, 1<<62)
+	after, err := queryAfter(q)
 	if err != nil {
 		return nil, err
 	}
 	if t.view == "messages" {
-		msgs, next, err := sessions.Messages(ctx, t.sessionID, int64(after), limit)
+		msgs, next, err := sessions.Messages(ctx, t.sessionID, after, limit)
 		if err != nil {
 			return nil, err
 		}
 		return MessagePage{Messages: nonNil(msgs), Next: next}, nil
 	}
-	evs, next, err := sessions.Events(ctx, t.sessionID, int64(after), limit)
+	evs, next, err := sessions.Events(ctx, t.sessionID, after, limit)
 	if err != nil {
 		return nil, err
 	}
 	return EventPage{Events: nonNil(evs), Next: next}, nil
+}
+
+// queryAfter reads a page cursor `after`: a count of items already read (absent: 0). A
+// count past the end reads as the end.
+func queryAfter(q map[string]string) (int64, error) {
+	v, ok := q["after"]
+	if !ok || v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if errors.Is(err, strconv.ErrRange) && n == math.MaxInt64 {
+		return n, nil // more than any log holds: the end
+	}
+	if err != nil || n < 0 {
+		return 0, invalidRequest("'after' must be a non-negative integer: how many items were already read (the previous page's next).")
+	}
+	return n, nil
 }
 
 // queryInt reads an integer query parameter in [min, max]; absent is def.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -63,10 +64,13 @@ func route(req events.APIGatewayV2HTTPRequest) (target, error) {
 		return target{act: actDelivery, sessionID: p["sessionId"]}, nil
 	}
 	method := req.RequestContext.HTTP.Method
-	seg := strings.Split(strings.Trim(req.RawPath, "/"), "/")
+	seg, ok := pathSegments(req.RawPath)
+	if !ok {
+		return target{}, notRouted(req)
+	}
 	if method != "POST" {
 		if _, err := route(withMethod(req, "POST")); err == nil {
-			return target{}, &requestError{code: CodeMethodNotAllowed,
+			return target{}, &requestError{code: CodeMethodNotAllowed, allow: http.MethodPost,
 				message: fmt.Sprintf("%s %s is not served here; this route takes POST.", method, req.RawPath)}
 		}
 		return target{}, notRouted(req)
@@ -95,10 +99,26 @@ func route(req events.APIGatewayV2HTTPRequest) (target, error) {
 func notRouted(req events.APIGatewayV2HTTPRequest) error {
 	method := req.RequestContext.HTTP.Method
 	if _, ok := readRoute(withMethod(req, "GET")); ok {
-		return &requestError{code: CodeMethodNotAllowed,
+		return &requestError{code: CodeMethodNotAllowed, allow: http.MethodGet,
 			message: fmt.Sprintf("%s %s is not served here; this route takes GET.", method, req.RawPath)}
 	}
 	return &requestError{code: CodeNotFound, message: fmt.Sprintf("No route for %s %s.", method, req.RawPath)}
+}
+
+// pathSegments splits a raw path ("/v1/sessions/s-1") into its segments; ok is false for a
+// path that is not "/" followed by non-empty segments — a trailing slash
+// ("/v1/sessions/s-1/") or an empty segment ("/v1//sessions") names no route of ours
+// (404), since the $default route delivers the path as the client sent it.
+func pathSegments(rawPath string) ([]string, bool) {
+	rest, ok := strings.CutPrefix(rawPath, "/")
+	if !ok {
+		return nil, false
+	}
+	seg := strings.Split(rest, "/")
+	if slices.Contains(seg, "") {
+		return nil, false
+	}
+	return seg, true
 }
 
 // withMethod is req as if sent with method, for route matching.
@@ -224,8 +244,10 @@ type deliveryBody struct {
 	ParkID    string                     `json:"parkId"`
 }
 
-// decodeDelivery reads a delivery to sessionID (named in refusals). The trigger is an id string like a turn's; a missing
-// one is left to the engine (MissingDeliveryTriggerError, 400), which words it.
+// decodeDelivery reads a delivery to sessionID (named in refusals). The trigger is an id
+// string like a turn's; a missing one, like the variable names and files, is refused by
+// session.CheckDelivery (MissingDeliveryTriggerError, 400), which the caller runs before
+// the session is read.
 func decodeDelivery(req events.APIGatewayV2HTTPRequest, sessionID string) (session.Delivery, error) {
 	const shape = `{trigger, variables?, message?, files?, parkId?}`
 	data, err := body(req, `{"trigger": "<id>"}`)

@@ -289,7 +289,7 @@ func TestServeAnswers202AndTheTurnSettles(t *testing.T) {
 	if status != http.StatusAccepted || body["kind"] != "running" || body["turnId"] == "" {
 		t.Fatalf("turn without Prefer: %d %v, want 202 running", status, body)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(base + "/v1/sessions/a1")
 		if err != nil {
@@ -301,7 +301,13 @@ func TestServeAnswers202AndTheTurnSettles(t *testing.T) {
 		if sum["turnId"] != body["turnId"] {
 			t.Fatalf("the summary names turn %v, the 202 named %v", sum["turnId"], body["turnId"])
 		}
-		if sum["status"] != "running" { // settled: the shared script parks it awaiting input
+		// settled: the outcome is read back from the summary, as a 200 would have carried it
+		// (the shared script parks the session awaiting input)
+		if lt, _ := sum["lastTurn"].(map[string]any); lt["turnId"] == body["turnId"] {
+			if sum["status"] != "awaiting_input" || lt["kind"] != "parked" || lt["status"] != "awaiting_input" ||
+				lt["state"] != "intake" || lt["reply"] != "Waiting for the scan." {
+				t.Errorf("settled summary %v: lastTurn = %v, want the 202's turn parked with its reply", sum["status"], lt)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
