@@ -8,7 +8,7 @@ import "strings"
 // wrong; the hint says what to do.
 var hints = map[string]string{
 	// families
-	"yaml":         "write one plain YAML mapping: unique keys, no merge keys (<<), aliases only for small values",
+	"yaml":         "write the file as one YAML mapping (docs/schema/workflow.schema.json gives editors completion)",
 	"schema":       "match the key and value to the workflow.yaml reference (docs/schema/workflow.schema.json gives editors completion)",
 	"spec":         "see spec 01 §2 for the root keys a workflow.yaml holds",
 	"slug":         "use lowercase letters and digits in segments joined by single hyphens, e.g. 'order-lookup'",
@@ -36,7 +36,14 @@ var hints = map[string]string{
 	"kernel":       "the kernel refuses this grant at run time; grant a path or target the state can reach",
 	"layout":       "keep one workflow.yaml per workflows/<slug>/ directory",
 	"hooks":        "move hooks/ scripts to scripts/ and wire them as code states",
+	"workspace":    "make the file a readable regular file inside the workspace (not a symlink loop or a link out of it)",
 	// codes whose fix differs from their family's
+	"yaml.encoding":                     "save the file as UTF-8",
+	"yaml.syntax":                       "fix the YAML at that line: indentation with spaces, matching quotes and brackets, one document",
+	"yaml.duplicate-key":                "keep one of the two keys: the mapping cannot hold both",
+	"yaml.non-string-key":               "quote the key so it is a string",
+	"yaml.alias-expansion":              "use aliases for small shared values only, never an alias inside its own anchor",
+	"yaml.merge":                        "merge (<<) only mappings or lists of mappings",
 	"spec.missing":                      "create workflows/<slug>/workflow.yaml, or check the workflow's name",
 	"spec.not-a-mapping":                "the file must be a YAML mapping with 'states:' at its top",
 	"spec.no-entry":                     "give the first state 'triggers: { manual: }' so a turn can start there",

@@ -112,15 +112,19 @@ func Lint(sp *MachineSpec, file string) []Diagnostic {
 			}
 		}
 		if st.Type == "human" {
-			if strings.TrimSpace(st.Instructions) == "" {
+			if strings.TrimSpace(st.Instructions) == "" { // the spec's wording (01 Appendix A)
 				at(sevError, "human.instructions-missing", f+".instructions", st,
-					fmt.Sprintf("human state '%s' has no instructions: the person deciding is told nothing about what to decide", st.Slug))
+					fmt.Sprintf("Human state '%s' must declare 'instructions' describing the decision to present", st.Slug))
+			}
+			if len(st.Transitions) == 0 { // the spec's wording (01 §3.5)
+				at(sevError, "human.transition-required", f+".transitions", st,
+					fmt.Sprintf("Human state '%s' must declare at least one outgoing transition the human can route to", st.Slug))
 			}
 			typed := map[string]int{}
-			for _, t := range st.Transitions {
+			for i, t := range st.Transitions {
 				if t.To == st.Slug {
-					at(sevError, "human.self-transition", f+".transitions", st,
-						fmt.Sprintf("human state '%s' transitions to itself: a decision routes the session out of the state", st.Slug))
+					at(sevError, "human.self-transition", fmt.Sprintf("%s.transitions.%d.to", f, i), st,
+						fmt.Sprintf("human state '%s' transitions to itself: a decision routes the session out of the state, so this edge would end the run; point it at the state that does the further work", st.Slug))
 				}
 				if t.Type != "" && t.Type != "none" {
 					typed[t.Type]++

@@ -17,7 +17,34 @@ func (s *MachineSpec) Locate(field string) (line, col int, ok bool) {
 	if s == nil || s.doc == nil || field == "" {
 		return 0, 0, false
 	}
-	return locate(s.doc, strings.Split(field, "."))
+	segs := strings.Split(field, ".")
+	if len(segs) > 1 && segs[0] == "states" && s.docStates != nil { // the one mapping that can be huge
+		e, ok := s.docStates[segs[1]]
+		switch {
+		case !ok:
+			return 0, 0, false
+		case len(segs) == 2:
+			return e.Line, e.Col, true
+		case e.Val == nil:
+			return 0, 0, false
+		}
+		return locate(e.Val, segs[2:])
+	}
+	return locate(s.doc, segs)
+}
+
+// stateEntries indexes the governing document's states by slug.
+func stateEntries(doc *node) map[string]entry {
+	for _, e := range doc.Entries {
+		if e.Key == "states" && e.Val != nil && e.Val.Kind == yamltree.Map {
+			m := make(map[string]entry, len(e.Val.Entries))
+			for _, se := range e.Val.Entries {
+				m[se.Key] = se
+			}
+			return m
+		}
+	}
+	return nil
 }
 
 func locate(n *node, segs []string) (int, int, bool) {

@@ -44,6 +44,7 @@ func parse(file string, src []byte) (_ *MachineSpec, _ []Diagnostic, shape bool,
 	}
 	s := l.machine(root)
 	s.doc = governingDoc(root)
+	s.docStates = stateEntries(s.doc)
 	schema := len(l.diags)
 	l.documentRules(s)
 	if schema == 0 {
@@ -55,29 +56,44 @@ func parse(file string, src []byte) (_ *MachineSpec, _ []Diagnostic, shape bool,
 	return s, append(schemaOnly, outsideScopes(schemaOnly, l.diags[schema:])...), false, schemaOnly
 }
 
-// scope is the part of the document a finding belongs to: the state for "states.<slug>…",
-// else the root key.
-func scope(field string) string {
-	segs := strings.SplitN(field, ".", 3)
-	if segs[0] == "states" && len(segs) > 1 {
-		return segs[0] + "." + segs[1]
-	}
-	return segs[0]
-}
-
-// outsideScopes keeps the findings whose scope holds none of the schema findings: what is
-// said of a state (or root key) the schema could not read whole would be guesswork.
+// outsideScopes keeps the findings no schema finding makes unreliable (V10-8). An unknown
+// key is skipped and everything beside it was read, so it spoils nothing; any other schema
+// finding spoils its own field and what lies under it; a state whose type or shape could not
+// be read spoils everything said of that state; unreadable triggers spoil the rules over all
+// states (an entry, unique trigger ids); unreadable edges spoil the graph analysis.
 func outsideScopes(schema, findings []Diagnostic) []Diagnostic {
-	broken := map[string]bool{}
+	var covers []string
+	brokenStates := map[string]bool{}
+	wholeStates, graph := false, false
 	for _, d := range schema {
-		broken[scope(d.Field)] = true
-		if strings.HasPrefix(d.Field, "states.") {
-			broken["states"] = true // the rules over all states (an entry, unique triggers) would guess too
+		if d.Code == "schema.unknown-key" || d.Code == "legacy.hooks-removed" || d.Code == "spec.name-key" {
+			continue
+		}
+		covers = append(covers, d.Field)
+		segs := strings.Split(d.Field, ".")
+		if segs[0] != "states" {
+			continue
+		}
+		switch {
+		case len(segs) == 1:
+			wholeStates, graph = true, true
+		case len(segs) == 2 || segs[2] == "type":
+			brokenStates[segs[1]], wholeStates, graph = true, true, true
+		case segs[2] == "triggers":
+			wholeStates, graph = true, true
+		case segs[2] == "transitions" || segs[2] == "on_error":
+			graph = true
 		}
 	}
 	var out []Diagnostic
 	for _, d := range findings {
-		if !broken[scope(d.Field)] {
+		segs := strings.SplitN(d.Field, ".", 3)
+		switch {
+		case slices.ContainsFunc(covers, func(c string) bool { return d.Field == c || strings.HasPrefix(d.Field, c+".") }):
+		case segs[0] == "states" && len(segs) > 1 && brokenStates[segs[1]]:
+		case d.Field == "states" && wholeStates:
+		case graph && (d.Code == "state.unreachable" || d.Code == "state.no-terminal-path"):
+		default:
 			out = append(out, d)
 		}
 	}
@@ -514,8 +530,11 @@ func (l *loader) machine(root *node) *MachineSpec {
 		l.failAt("spec.states-empty", "states", states, missing)
 	default:
 		l.pos["states"] = states
+		s.bySlug = make(map[string]*State, len(states.Entries))
 		for _, e := range states.Entries {
-			s.States = append(s.States, l.state(e))
+			st := l.state(e)
+			s.States = append(s.States, st)
+			s.bySlug[st.Slug] = st
 		}
 	}
 	return s
@@ -957,25 +976,24 @@ func (l *loader) toolObject(n *node, field string) ToolEntry {
 
 // globs reads a guard: one glob or a non-empty list of globs, none absolute (P-12).
 func (l *loader) globs(n *node, field string) []string {
-	var out []string
+	relative := func(g string, at *node, f string) bool {
+		if strings.HasPrefix(g, "/") {
+			l.failAt("tools.guard-absolute", f, at, fmt.Sprintf("'%s' starts with '/'; guard globs are workspace-relative (e.g. 'scratchpad/**')", g))
+		}
+		return true
+	}
 	switch n.Kind {
 	case yamltree.String:
-		out = []string{n.Str}
+		relative(n.Str, n, field)
+		return []string{n.Str}
 	case yamltree.Seq:
-		out = l.stringList(n, field, "", nil)
 		if len(n.Items) == 0 {
 			l.failAt("tools.guard-empty", field, n, "must list at least one glob")
 		}
-	default:
-		l.failAt("schema.type", field, n, "must be a glob or a list of globs")
-		return nil
+		return l.stringList(n, field, "", relative)
 	}
-	for _, g := range out {
-		if strings.HasPrefix(g, "/") {
-			l.failAt("tools.guard-absolute", field, n, fmt.Sprintf("'%s' starts with '/'; guard globs are workspace-relative (e.g. 'scratchpad/**')", g))
-		}
-	}
-	return out
+	l.failAt("schema.type", field, n, "must be a glob or a list of globs")
+	return nil
 }
 
 // skills reads a skills block of skill slugs (§3.3.11, §2.8, §1.5).

@@ -682,3 +682,57 @@ func TestHostileInput(t *testing.T) {
 		t.Errorf("on/no/y as state names: %+v", diags)
 	}
 }
+
+// V10-8: a schema finding spoils only what it covers — an unknown key nothing, an absolute
+// guard its own entry — so one run still reports the rest of the same state (issue 10: "all
+// its problems in one run"); a state whose type cannot be read is left alone.
+func TestValidateSpecReportsBesideSchemaErrors(t *testing.T) {
+	src := `instructions: X.
+states:
+  a:
+    colour: red
+    triggers:
+      manual:
+        channel: slack
+    instructions: A.
+    on_error: ghost
+    requires: [x, x]
+    tools:
+      allow:
+        - "*"
+        - { tool: write_file, paths: ["/abs"] }
+    transitions:
+      - to: b
+        descripton: typo
+      - to: nowhere
+        description: Gone.
+      - to: b
+        description: Again.
+  b:
+    type: persn
+    instructions: B.
+    transitions:
+      - to: nowhere-either
+        description: Never said.
+`
+	v := ValidateSpec("workflow.yaml", []byte(src))
+	var got []string
+	for _, d := range v.Diagnostics {
+		got = append(got, d.Code+"@"+d.Field)
+	}
+	all := strings.Join(got, " ")
+	for _, want := range []string{
+		"schema.unknown-key@states.a", "tools.guard-absolute@states.a.tools.allow.1.paths.0",
+		"schema.unknown-key@states.a.transitions.0", "transition.description-required@states.a.transitions.0.description",
+		"transition.unknown-target@states.a.transitions.1.to", "transition.duplicate-target@states.a.transitions.2.to",
+		"state.on-error-unknown@states.a.on_error", "tools.wildcard-grant@", "trigger.unknown-key@states.a.triggers.manual.channel",
+		"state.requires-duplicate@states.a.requires", "state.type-invalid@states.b.type",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("lacks %s:\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+	if strings.Contains(all, "nowhere-either") || strings.Contains(all, "state.unreachable") {
+		t.Errorf("a guess about the unreadable state b or the graph:\n%s", strings.Join(got, "\n"))
+	}
+}

@@ -58,6 +58,10 @@ type MachineSpec struct {
 	// states as {}, no defaults, every metadata block removed. Hash and SnapshotJSON
 	// serialise it.
 	doc *node
+	// bySlug and docStates index the states by slug (Parse fills them; a spec built by hand
+	// has none and is scanned): lookups stay constant-time however many states there are.
+	bySlug    map[string]*State
+	docStates map[string]entry
 }
 
 // Runtime is the root `runtime` block (§2.4). Version is "1" when absent; a numeric
@@ -172,6 +176,9 @@ type Trigger struct {
 
 // State returns the state declared under slug, or nil.
 func (s *MachineSpec) State(slug string) *State {
+	if s.bySlug != nil {
+		return s.bySlug[slug]
+	}
 	for _, st := range s.States {
 		if st.Slug == slug {
 			return st

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -212,6 +213,7 @@ var ruleCases = []ruleCase{
 	{rule: "R-12 redundant state model", bad: []edit{{wf, "title: Desk\n", "title: Desk\nsettings:\n  model: m1\n"}, {wf, "    instructions: Tell the requester the outcome.\n", "    instructions: Tell the requester the outcome.\n    model: m1\n"}}, code: "state.model-redundant", sev: "warning",
 		valid: in("    instructions: Tell the requester the outcome.\n", "    instructions: Tell the requester the outcome.\n    model: m2\n")},
 	{rule: "R-13 human state without instructions", bad: in("    instructions: Approve or decline the request.\n", ""), code: "human.instructions-missing", sev: "error"},
+	{rule: "R-13 human state without transitions", bad: in("    transitions:\n      - to: done\n        description: Approve.\n        type: approve\n", ""), code: "human.transition-required", sev: "error"},
 	{rule: "R-13 human self-transition", bad: in("        type: approve\n", "        type: approve\n      - to: review\n        description: Think again.\n"), code: "human.self-transition", sev: "error"},
 	{rule: "R-14 unguided routing", bad: []edit{{wf, "    instructions: Draft the request, then hand it to the check.\n", ""},
 		{wf, "        description: The draft is written.\n", "        description: The draft is written.\n      - to: done\n        description: Nothing to do.\n"}},
@@ -318,4 +320,41 @@ func codes(diags []spec.Diagnostic) string {
 		out = append(out, d.Severity+" "+d.Code+" "+d.Field+": "+d.Message)
 	}
 	return strings.Join(out, "\n")
+}
+
+// unreadable is a Files whose reads of one key fail (a symlink loop, a denied read).
+type unreadable struct {
+	*memory.Files
+	key string
+}
+
+func (u unreadable) Read(ctx context.Context, key string) ([]byte, error) {
+	if key == u.key {
+		return nil, errors.New("openat " + key + ": too many levels of symbolic links")
+	}
+	return u.Files.Read(ctx, key)
+}
+
+// A file the store cannot read is the workflow's finding (workspace.unreadable), never the
+// end of the run: the other workflows are still validated.
+func TestUnreadableFileIsAFinding(t *testing.T) {
+	fs := memory.NewFiles()
+	for k, v := range baseFiles() {
+		must(t, fs.Write(context.Background(), k, []byte(v)))
+	}
+	files := unreadable{fs, "workflows/desk/workflow.yaml"}
+	res, err := Workflow(context.Background(), files, "desk", Options{})
+	if err != nil || res.Valid || len(res.Diagnostics) != 1 || res.Diagnostics[0].Code != "workspace.unreadable" || res.Diagnostics[0].Hint == "" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if res, err = Workflow(context.Background(), files, "helper", Options{}); err != nil || !res.Valid {
+		t.Fatalf("%v %+v", err, res)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -59,11 +59,16 @@ func Workflows(ctx context.Context, files store.Files) ([]string, error) {
 
 // Workflow validates workflows/<slug>/ of files (spec 01 §8.1 validateWorkflow, §8.3 phases
 // S, X, L and W). A missing or non-mapping workflow.yaml is reported alone (with the slug
-// check), §8.1 item 5. The error is a store failure only; every problem with the workflow
-// is a diagnostic.
+// check), §8.1 item 5. Every problem with the workflow is a diagnostic, a file the store
+// cannot read included (`workspace.unreadable`); the error is the context's only.
 func Workflow(ctx context.Context, files store.Files, slug string, opts Options) (Result, error) {
 	v := &run{ctx: ctx, files: files, slug: slug, opts: opts, file: "workflows/" + slug + "/workflow.yaml"}
 	err := v.validate()
+	if err != nil && ctx.Err() == nil { // an unreadable file (a symlink loop, a denied read) is this workflow's finding
+		v.diags = append(v.diags, spec.Diagnostic{Severity: "error", Code: "workspace.unreadable", File: "workflows/" + slug + "/",
+			Message: fmt.Sprintf("the workflow's files could not be read: %v", err)})
+		err = nil
+	}
 	res := Result{Workflow: slug, Valid: true, Diagnostics: spec.WithHints(v.diags)}
 	if res.Diagnostics == nil {
 		res.Diagnostics = []spec.Diagnostic{}

@@ -76,8 +76,11 @@ func printDiagnostics(w io.Writer, diags []spec.Diagnostic, jsonOut bool) {
 	}
 	for _, d := range diags {
 		loc := d.File
-		if d.Line > 0 {
+		switch {
+		case d.Line > 0 && d.Column > 0:
 			loc = fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
+		case d.Line > 0:
+			loc = fmt.Sprintf("%s:%d", d.File, d.Line)
 		}
 		field := ""
 		if d.Field != "" {
