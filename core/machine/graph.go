@@ -56,8 +56,9 @@ func GraphOf(sp *spec.MachineSpec) *Graph {
 
 // Mermaid renders the graph as a Mermaid flowchart (spec 01 §3.7): `graph TD;`, a node line
 // per state (`id[slug]`, a human state `id{{slug}}`), an edge line per edge (`-->` plain,
-// `-.->` conditional, `|label|` when labelled, `|` in a label written `/`), and a trailing
-// newline. graph.mmd holds this text plus one more newline.
+// `-.->` conditional, `|"label"|` when labelled — quoted, `"` as `#quot;`, `|` as `/` —), and
+// a trailing newline. Node ids are the slugs with Mermaid's keywords prefixed `s_`. graph.mmd
+// holds this text plus one more newline.
 func (g *Graph) Mermaid(sp *spec.MachineSpec) string {
 	var b strings.Builder
 	b.WriteString("graph TD;\n")
@@ -73,23 +74,36 @@ func (g *Graph) Mermaid(sp *spec.MachineSpec) string {
 		if e.Conditional {
 			arrow = "-.->"
 		}
-		if e.Label != "" {
-			arrow += "|" + strings.ReplaceAll(e.Label, "|", "/") + "|"
+		if e.Label != "" { // quoted, so ( [ { and the like render (V10-15)
+			arrow += `|"` + mermaidText.Replace(e.Label) + `"|`
 		}
 		fmt.Fprintf(&b, "  %s %s %s;\n", mermaidID(e.Source), arrow, mermaidID(e.Target))
 	}
 	return b.String()
 }
 
-// mermaidID is a slug with every character outside [A-Za-z0-9_] replaced by `_`.
+// mermaidText escapes a quoted Mermaid label: `"` as an entity, `|` (which would end the
+// label) as `/`, line breaks as spaces.
+var mermaidText = strings.NewReplacer(`"`, "#quot;", "|", "/", "\n", " ", "\r", "")
+
+// mermaidReserved are words a Mermaid flowchart reads as keywords where a node id stands.
+var mermaidReserved = map[string]bool{"end": true, "graph": true, "flowchart": true, "subgraph": true, "style": true,
+	"class": true, "classdef": true, "click": true, "linkstyle": true, "direction": true, "default": true}
+
+// mermaidID is a slug with every character outside [A-Za-z0-9_] replaced by `_`, prefixed
+// `s_` when Mermaid would read it as a keyword ("end", "graph", …).
 func mermaidID(s string) string {
 	if s == StartNode {
 		return s
 	}
-	return strings.Map(func(r rune) rune {
+	id := strings.Map(func(r rune) rune {
 		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
 			return r
 		}
 		return '_'
 	}, s)
+	if mermaidReserved[strings.ToLower(id)] {
+		id = "s_" + id
+	}
+	return id
 }

@@ -60,12 +60,30 @@ func TestGraphOf(t *testing.T) {
 		t.Errorf("graph.json\n got %s\nwant %s", b, want)
 	}
 	wantMmd := "graph TD;\n  screen[screen];\n  review{{review}};\n  clarify[clarify];\n  done[done];\n" +
-		"  __start__ -.->|manual| screen;\n  __start__ -.->|nightly-check| screen;\n  screen -->|Known / standard.| review;\n" +
-		"  screen -->|Unknown.| clarify;\n  screen -.->|on_error| clarify;\n  review -->|Approve.| done;\n"
+		"  __start__ -.->|\"manual\"| screen;\n  __start__ -.->|\"nightly-check\"| screen;\n  screen -->|\"Known / standard.\"| review;\n" +
+		"  screen -->|\"Unknown.\"| clarify;\n  screen -.->|\"on_error\"| clarify;\n  review -->|\"Approve.\"| done;\n"
 	if got := g.Mermaid(sp); got != wantMmd {
 		t.Errorf("mermaid\n got %q\nwant %q", got, wantMmd)
 	}
 	if mermaidID("a-b.c") != "a_b_c" {
 		t.Error(mermaidID("a-b.c"))
+	}
+	// labels Mermaid would misread unquoted, and node ids that are Mermaid keywords
+	odd := loadSpec(t, `
+states:
+  end:
+    triggers:
+      manual:
+    instructions: A.
+    transitions:
+      - to: graph
+        description: 'Amount > $50 (see "policy") [x] {y}'
+  graph:
+    instructions: B.
+`)
+	wantOdd := "graph TD;\n  s_end[end];\n  s_graph[graph];\n  __start__ -.->|\"manual\"| s_end;\n" +
+		"  s_end -->|\"Amount > $50 (see #quot;policy#quot;) [x] {y}\"| s_graph;\n"
+	if got := GraphOf(odd).Mermaid(odd); got != wantOdd {
+		t.Errorf("mermaid\n got %q\nwant %q", got, wantOdd)
 	}
 }

@@ -154,8 +154,8 @@ func slots() []slot {
 			"skills":       "skills: {}",
 			"mounts":       "mounts: {}",
 			"budget":       "budget: {}",
-			"evidence":     "type: human, evidence: [scratchpad/summary.md]",
-			"approvers":    "type: human, approvers: [finance-leads]",
+			"evidence":     "type: human, instructions: Decide., transitions: [{ to: start, description: Back. }], evidence: [scratchpad/summary.md]",
+			"approvers":    "type: human, instructions: Decide., transitions: [{ to: start, description: Back. }], approvers: [finance-leads]",
 			"model":        "model: anthropic.claude-sonnet-4",
 			"script":       "type: code, script: scripts/check-totals.mjs",
 			"metadata":     "metadata: { x: 1 }",
@@ -494,20 +494,31 @@ func TestWorkflowSchemaRefusesWhatTheParserRefuses(t *testing.T) {
 	}
 }
 
-// schemaStricter: spec 01 §3.2 marks these keys errors on their state type (seed
-// rules the editor should flag); the parser loads them (they are validate-time rules).
+// schemaStricter: spec 01 §3.2 marks these keys errors on their state type, and a grader or
+// human state must have instructions and a transition (seed and lint rules the editor
+// should flag); the parser loads them (they are validate-time rules).
 // If the parser comes to refuse one, move it to the table above.
 func TestWorkflowSchemaStricterThanParser(t *testing.T) {
 	sch, _ := workflowSchema(t)
+	const judged = "instructions: Judge., transitions: [{ to: start, description: Back. }]"
+	if err := sch.Validate(yamlInstance(t, inState("type: grader, "+judged))); err != nil {
+		t.Fatalf("a sound grader: %v", err)
+	}
 	for name, src := range map[string]string{
 		"code instructions": inState("type: code, script: scripts/a.js, instructions: Do."),
 		"code model":        inState("type: code, script: scripts/a.js, model: m"),
 		"code budget":       inState("type: code, script: scripts/a.js, budget: {}"),
 		"code evidence":     inState("type: code, script: scripts/a.js, evidence: [a.md]"),
 		"code approvers":    inState("type: code, script: scripts/a.js, approvers: [a]"),
-		"grader evidence":   inState("type: grader, evidence: [a.md]"),
-		"grader approvers":  inState("type: grader, approvers: [a]"),
-		"grader maxParks":   inState("type: grader, budget: { maxParks: 1 }"),
+		"grader evidence":   inState("type: grader, " + judged + ", evidence: [a.md]"),
+		"grader approvers":  inState("type: grader, " + judged + ", approvers: [a]"),
+		"grader maxParks":   inState("type: grader, " + judged + ", budget: { maxParks: 1 }"),
+		// V-09, V-10, R-13, P-10: what a judge or a person must be given
+		"grader without instructions": inState("type: grader, transitions: [{ to: start, description: Back. }]"),
+		"grader without transitions":  inState("type: grader, instructions: Judge."),
+		"human without instructions":  inState("type: human, transitions: [{ to: start, description: Back. }]"),
+		"human without transitions":   inState("type: human, instructions: Decide."),
+		"human budget":                inState("type: human, " + judged + ", budget: { maxTurns: 1 }"),
 	} {
 		if errs := parseErrors(src); len(errs) > 0 {
 			t.Errorf("%s: the parser now refuses it (%v): move it to the refusal table", name, errs)

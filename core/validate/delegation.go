@@ -51,30 +51,54 @@ func (v *run) delegation() error {
 		return s, ""
 	}
 	seen := map[string]bool{}
-	var walk func(at *spec.State, cur *spec.MachineSpec, chain []string)
-	walk = func(at *spec.State, cur *spec.MachineSpec, chain []string) {
+	type grant struct {
+		entry spec.ToolEntry
+		field string // the grant's own field in cur
+	}
+	// walk follows cur's grants; at and atField are the validated workflow's granting state and
+	// grant a transitive finding is reported at (nil, "" while cur is that workflow itself).
+	var walk func(at *spec.State, atField string, cur *spec.MachineSpec, chain []string)
+	walk = func(at *spec.State, atField string, cur *spec.MachineSpec, chain []string) {
 		reachable := spec.Reachable(cur)
 		for _, st := range cur.States {
 			if !reachable[st.Slug] {
 				continue
 			}
-			for _, e := range append(append([]spec.ToolEntry(nil), st.Tools.Allow...), cur.Tools.Allow...) {
+			var grants []grant
+			for i, e := range st.Tools.Allow {
+				grants = append(grants, grant{e, fmt.Sprintf("states.%s.tools.allow.%d", st.Slug, i)})
+			}
+			for i, e := range cur.Tools.Allow {
+				grants = append(grants, grant{e, fmt.Sprintf("tools.allow_always.%d", i)})
+			}
+			for _, g := range grants {
+				e := g.entry
 				target, ok := spec.WorkflowSlugFromToolName(e.Tool)
 				if !ok {
 					continue
 				}
-				where := at
+				where, field := at, atField
 				if where == nil {
-					where = st
+					where, field = st, g.field
+				}
+				via := "" // a finding in a sibling's grant names the chain that reaches it
+				if len(chain) > 1 {
+					via = "via " + strings.Join(chain, " → ") + ": "
 				}
 				add := func(sev, code, msg string) {
-					key := code + "|" + where.Slug + "|" + msg
+					if code == "delegation.cycle" || code == "delegation.too-deep" {
+						via = "" // these name the whole chain already
+					}
+					key := code + "|" + field + "|" + via + msg
 					if seen[key] {
 						return
 					}
 					seen[key] = true
-					out = append(out, spec.Diagnostic{Severity: sev, Code: code, Field: "states." + where.Slug + ".tools.allow", File: file,
-						Line: where.Line, Column: where.Column, Message: msg})
+					d := spec.Diagnostic{Severity: sev, Code: code, Field: field, File: file, Line: where.Line, Column: where.Column, Message: via + msg}
+					if line, col, ok := sp.Locate(field); ok {
+						d.Line, d.Column = line, col
+					}
+					out = append(out, d)
 				}
 				path := strings.Join(append(append([]string(nil), chain...), target), " → ")
 				switch {
@@ -99,11 +123,11 @@ func (v *run) delegation() error {
 				case child.Disabled:
 					add("warning", "delegation.disabled", fmt.Sprintf("'%s' delegates to '%s', which is disabled: its calls are refused at run time", e.Tool, target))
 				}
-				walk(where, child, append(append([]string(nil), chain...), target))
+				walk(where, field, child, append(append([]string(nil), chain...), target))
 			}
 		}
 	}
-	walk(nil, sp, []string{slug})
+	walk(nil, "", sp, []string{slug})
 	v.diags = append(v.diags, out...)
 	return readErr
 }

@@ -282,7 +282,7 @@ func TestRules(t *testing.T) {
 				if d.Severity != tc.sev || d.Message == "" || d.File == "" || d.Hint == "" {
 					t.Errorf("%+v", d)
 				}
-				if d.File == wf && d.Field != "" && d.Line == 0 && !absentKey[d.Code] {
+				if (d.File == wf || strings.HasSuffix(d.File, ".test.yaml")) && d.Field != "" && d.Line == 0 && !absentKey[d.Code] {
 					t.Errorf("%s at %s is not located", d.Code, d.Field)
 				}
 				if res.Valid == (tc.sev == "error") {
@@ -356,5 +356,17 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// a problem found in a sibling's grant is reported at the validated workflow's own
+// grant that leads there, naming the chain.
+func TestTransitiveDelegationFindingNamesTheChain(t *testing.T) {
+	long := strings.Repeat("a", 48)
+	res := validateEdited(t, []edit{{"workflows/helper/workflow.yaml", "    instructions: Look it up.\n",
+		"    instructions: Look it up.\n    tools:\n      allow: [archmax_workflow_" + long + "]\n"}}, Options{})
+	d, ok := find(res.Diagnostics, "delegation.invalid-target")
+	if !ok || d.Field != "states.intake.tools.allow.0" || d.Line == 0 || !strings.HasPrefix(d.Message, "via desk → helper: ") {
+		t.Fatalf("%+v\n%s", d, codes(res.Diagnostics))
 	}
 }

@@ -487,9 +487,17 @@ func (v *run) cases() error {
 		if c.Doc == nil {
 			continue
 		}
+		src, err := v.files.Read(v.ctx, c.File)
+		if err != nil {
+			return err
+		}
+		at := func(d spec.Diagnostic, keys ...string) spec.Diagnostic {
+			d.Line, d.Column = keyPosition(src, keys...)
+			return d
+		}
 		if id := c.Doc.TriggerID(); v.sp != nil && id != spec.ManualTrigger && v.sp.Trigger(id) == nil {
-			v.diags = append(v.diags, spec.Diagnostic{Severity: "error", Code: "case.unknown-trigger", Field: "trigger.id", File: c.File,
-				Message: fmt.Sprintf("the case starts with trigger '%s', which no state of workflow '%s' declares", id, v.slug)})
+			v.diags = append(v.diags, at(spec.Diagnostic{Severity: "error", Code: "case.unknown-trigger", Field: "trigger.id", File: c.File,
+				Message: fmt.Sprintf("the case starts with trigger '%s', which no state of workflow '%s' declares", id, v.slug)}, "trigger", "id"))
 		}
 		for _, e := range c.Doc.Workspace {
 			if e.Source != cases.WorkspaceFile {
@@ -498,18 +506,40 @@ func (v *run) cases() error {
 			field := "workspace." + e.Path
 			fixture, err := cases.FixturePath(e.From)
 			if err != nil {
-				v.diags = append(v.diags, spec.Diagnostic{Severity: "error", Code: "case.fixture-escapes", Field: field, File: c.File, Message: err.Error()})
+				v.diags = append(v.diags, at(spec.Diagnostic{Severity: "error", Code: "case.fixture-escapes", Field: field, File: c.File, Message: err.Error()},
+					"workspace", e.Path, "from"))
 				continue
 			}
 			if _, err := v.files.Stat(v.ctx, path.Join(testsDir, fixture)); errors.Is(err, store.ErrNotFound) {
-				v.diags = append(v.diags, spec.Diagnostic{Severity: "error", Code: "case.fixture-missing", Field: field, File: c.File,
-					Message: fmt.Sprintf("workspace entry '%s' references 'from: %s', but %s/%s does not exist", e.Path, e.From, testsDir, fixture)})
+				v.diags = append(v.diags, at(spec.Diagnostic{Severity: "error", Code: "case.fixture-missing", Field: field, File: c.File,
+					Message: fmt.Sprintf("workspace entry '%s' references 'from: %s', but %s/%s does not exist", e.Path, e.From, testsDir, fixture)},
+					"workspace", e.Path, "from"))
 			} else if err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// keyPosition is the 1-based line and column of the value under keys in a YAML document
+// (the key itself when the value is missing), or zeros.
+func keyPosition(src []byte, keys ...string) (line, col int) {
+	n, refused := yamltree.Decode(src, yamltree.Options{})
+	for _, k := range keys {
+		if refused != nil || n == nil || n.Kind != yamltree.Map {
+			return line, col
+		}
+		i := slices.IndexFunc(n.Entries, func(e yamltree.Entry) bool { return e.Key == k })
+		if i < 0 {
+			return line, col
+		}
+		line, col, n = n.Entries[i].Line, n.Entries[i].Col, n.Entries[i].Val
+	}
+	if n != nil && n.Line > 0 {
+		line, col = n.Line, n.Col
+	}
+	return line, col
 }
 
 func listOrNone(names []string) string {
