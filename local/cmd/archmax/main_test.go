@@ -258,7 +258,7 @@ func TestValidateBrokenFixtureCopy(t *testing.T) {
 		wfFile + ":28:5: error code.key-refused: ",
 		wfFile + ":7:3: warning state.unreachable: ",
 		"workflows/exception-request/scripts/check-sections.js:11:1: error script.foreign-import: ",
-		"workflows/exception-request/tests/form-start-seeded-note.test.yaml: error case.unknown-trigger: ",
+		"workflows/exception-request/tests/form-start-seeded-note.test.yaml:9:16: error case.unknown-trigger: ",
 		"workflows/badge-desk/workflow.yaml:24:11: error delegation.unknown-workflow: ",
 		"    hint: ",
 	} {
