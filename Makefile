@@ -5,7 +5,7 @@ MESSAGE  := Hi, I'm Dana from the platform team. I need badge access to the east
 
 DDB      := local/scripts/dynamodb-local.sh
 
-.PHONY: run test vet unit race bench build clean engines
+.PHONY: run test vet unit race bench build cli clean engines synth deploy infra-test
 
 ## run: a governed turn of the fixture workflow on the embedded default (no AWS, no network)
 run:
@@ -40,9 +40,49 @@ bench: engines
 	  $(GO) test -run '^$$' -bench . -benchmem ./core/session/ ./core/sandbox/ ./core/store/dynamodb/; \
 	  rc=$$?; $(DDB) stop; exit $$rc
 
-## build: the local CLI into bin/
+## build: the Lambda functions, one linux/arm64 `bootstrap` each (provided.al2023), into build/<fn>/bootstrap
+FUNCTIONS := turn decide deliver wake sessions
 build:
+	@for fn in $(FUNCTIONS); do \
+	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags="-s -w" \
+	    -o build/$$fn/bootstrap ./functions/$$fn || exit 1; \
+	  echo "build/$$fn/bootstrap $$(wc -c < build/$$fn/bootstrap) bytes"; \
+	done
+
+## cli: the local CLI into bin/
+cli:
 	$(GO) build -o bin/archmax ./local/cmd/archmax
 
+## synth / deploy: the CDK app (infra/, its own Go module) through the pinned CDK CLI
+## (infra/package.json) — synth writes cdk.out/archmax-$(STAGE).template.json; deploy needs AWS
+## credentials and a bootstrapped account (`cdk bootstrap`). Parameters (all optional):
+## STAGE MODEL MODELS SPEC_PREFIX SESSION_PREFIX EVENT_ROUTES DELIVERY_SOURCES JWT_ISSUER
+## JWT_AUDIENCE LOG_RETENTION_DAYS (infra/README.md); DEPLOY_FLAGS go to `cdk deploy`.
+CDK   := infra/node_modules/.bin/cdk
+JSII  := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+STAGE ?= dev
+CDK_CONTEXT = -c stage=$(STAGE) $(if $(MODEL),-c model='$(MODEL)') $(if $(MODELS),-c models='$(MODELS)') \
+	$(if $(SPEC_PREFIX),-c specPrefix='$(SPEC_PREFIX)') $(if $(SESSION_PREFIX),-c sessionPrefix='$(SESSION_PREFIX)') \
+	$(if $(EVENT_ROUTES),-c eventRoutes='$(EVENT_ROUTES)') $(if $(DELIVERY_SOURCES),-c deliverySources='$(DELIVERY_SOURCES)') \
+	$(if $(JWT_ISSUER),-c jwtIssuer='$(JWT_ISSUER)') $(if $(JWT_AUDIENCE),-c jwtAudience='$(JWT_AUDIENCE)') \
+	$(if $(LOG_RETENTION_DAYS),-c logRetentionDays=$(LOG_RETENTION_DAYS))
+
+$(CDK): infra/package-lock.json
+	npm ci --prefix infra --no-audit --no-fund --loglevel=error
+	@touch $@
+
+synth: build $(CDK)
+	$(JSII) $(CDK) synth --no-notices -q $(CDK_CONTEXT)
+	@echo "template: cdk.out/archmax-$(STAGE).template.json"
+
+deploy: build $(CDK)
+	$(JSII) $(CDK) deploy --no-notices $(CDK_CONTEXT) $(DEPLOY_FLAGS) archmax-$(STAGE)
+
+## infra-test: synthesizes the stack and checks it with CDK assertions (cold: ~2 min to compile
+## aws-cdk-go); run by .ci/run, not by `make test`. `.`, not `./...`: infra/node_modules holds
+## the CDK CLI's Go init templates.
+infra-test:
+	cd infra && $(JSII) $(GO) test -count=1 .
+
 clean:
-	rm -rf .archmax bin build
+	rm -rf .archmax bin build cdk.out

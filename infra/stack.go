@@ -1,0 +1,380 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// The session-log table's schema (core/store/dynamodb: table.go's CreateTable, the attr*
+// and index* constants; docs/ARCHITECTURE.md "On AWS: DynamoDB").
+const (
+	AttrPK         = "pk"
+	AttrSK         = "sk"
+	AttrTTL        = "ttl"
+	AttrParkKey    = "parkKey"
+	AttrParkDue    = "parkDue"
+	AttrListKey    = "listKey"
+	AttrListSort   = "listSort"
+	IndexByParkDue = "byParkDue" // due parks, for the wake sweep
+	IndexByUpdated = "byUpdated" // the session listing
+)
+
+// The environment the functions read (functions/handlers/assembly.ConfigFromEnv,
+// functions/handlers/starts.EnvEventRoutes).
+const (
+	EnvTable            = "ARCHMAX_TABLE"
+	EnvBucket           = "ARCHMAX_BUCKET"
+	EnvSpecPrefix       = "ARCHMAX_SPEC_PREFIX"
+	EnvSessionPrefix    = "ARCHMAX_SESSION_PREFIX"
+	EnvModel            = "ARCHMAX_MODEL"
+	EnvSchedulerGroup   = "ARCHMAX_SCHEDULER_GROUP"
+	EnvWakeTargetARN    = "ARCHMAX_WAKE_TARGET_ARN"
+	EnvSchedulerRoleARN = "ARCHMAX_SCHEDULER_ROLE_ARN"
+	EnvEventRoutes      = "ARCHMAX_EVENT_ROUTES"
+)
+
+// Route is one HTTP API route (docs/openapi.yaml) and the function serving it.
+type Route struct {
+	Method   awsapigatewayv2.HttpMethod
+	Path     string
+	Function string
+}
+
+// Routes are the HTTP API's routes.
+var Routes = []Route{
+	{awsapigatewayv2.HttpMethod_POST, "/v1/workflows/{workflow}/sessions", FnTurn},
+	{awsapigatewayv2.HttpMethod_POST, "/v1/workflows/{workflow}/sessions/{sessionId}/turns", FnTurn},
+	{awsapigatewayv2.HttpMethod_POST, "/v1/sessions/{sessionId}/decision", FnDecide},
+	{awsapigatewayv2.HttpMethod_POST, "/v1/sessions/{sessionId}/deliveries", FnDeliver},
+	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions", FnSessions},
+	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions/{sessionId}", FnSessions},
+	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions/{sessionId}/messages", FnSessions},
+	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions/{sessionId}/events", FnSessions},
+}
+
+// SweepEvery is the period of the wake function's sweep rule (DESIGN.md §5).
+var SweepEvery = awscdk.Duration_Minutes(jsii.Number(5))
+
+// Stack is the archmax bundle of one stage: the session-log table, the data bucket, the five
+// functions with their roles and log groups, the HTTP API, the EventBridge rules (starts,
+// deliveries, the sweep), the Scheduler group and the role Scheduler assumes. The struct is
+// not itself a construct: pass its embedded Stack (s.Stack) where jsii wants a scope or a
+// stack (assertions.Template_FromStack).
+type Stack struct {
+	awscdk.Stack
+	Config        Config
+	Table         awsdynamodb.Table
+	Bucket        awss3.Bucket
+	Functions     map[string]awslambda.Function
+	Roles         map[string]awsiam.Role
+	LogGroups     map[string]awslogs.LogGroup
+	API           awsapigatewayv2.HttpApi
+	ScheduleGroup awsscheduler.ScheduleGroup
+	SchedulerRole awsiam.Role
+}
+
+// NewStack builds the stage's stack in scope (named cfg.StackName()). It is
+// environment-agnostic: account and region are the deployment's, and nothing is looked up.
+func NewStack(scope constructs.Construct, cfg Config) *Stack {
+	st := awscdk.NewStack(scope, jsii.String(cfg.StackName()), &awscdk.StackProps{
+		Description: jsii.String(fmt.Sprintf("archmax %s: governed LLM-agent workflows on Lambda, DynamoDB, S3 and Bedrock", cfg.Stage)),
+	})
+	s := &Stack{Stack: st, Config: cfg, Functions: map[string]awslambda.Function{}, Roles: map[string]awsiam.Role{}, LogGroups: map[string]awslogs.LogGroup{}}
+	s.storage()
+	s.scheduling()
+	for _, fn := range FunctionNames {
+		s.function(fn)
+	}
+	s.schedulerTarget()
+	s.httpAPI()
+	s.eventRules()
+	s.outputs()
+	return s
+}
+
+// storage: the session-log table exactly as core/store/dynamodb.CreateTable makes it, plus
+// point-in-time recovery; the data bucket (specs, session files, snapshots, blobs).
+func (s *Stack) storage() {
+	str := func(name string) *awsdynamodb.Attribute {
+		return &awsdynamodb.Attribute{Name: jsii.String(name), Type: awsdynamodb.AttributeType_STRING}
+	}
+	s.Table = awsdynamodb.NewTable(s.Stack, jsii.String("SessionLog"), &awsdynamodb.TableProps{
+		PartitionKey:                     str(AttrPK),
+		SortKey:                          str(AttrSK),
+		BillingMode:                      awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)},
+		TimeToLiveAttribute:              jsii.String(AttrTTL),
+		RemovalPolicy:                    awscdk.RemovalPolicy_RETAIN,
+	})
+	for _, ix := range []struct{ name, hash, rng string }{
+		{IndexByParkDue, AttrParkKey, AttrParkDue},
+		{IndexByUpdated, AttrListKey, AttrListSort},
+	} {
+		s.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+			IndexName: jsii.String(ix.name), PartitionKey: str(ix.hash), SortKey: str(ix.rng),
+			ProjectionType: awsdynamodb.ProjectionType_ALL,
+		})
+	}
+	s.Bucket = awss3.NewBucket(s.Stack, jsii.String("Data"), &awss3.BucketProps{
+		Versioned:         jsii.Bool(true),
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:        jsii.Bool(true),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			Id:                                  jsii.String("old-versions"),
+			NoncurrentVersionExpiration:         awscdk.Duration_Days(jsii.Number(30)),
+			AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(7)),
+		}},
+	})
+}
+
+// scheduling: the schedule group of timed parks and the role EventBridge Scheduler assumes
+// to invoke the wake function (its policy is added by schedulerTarget).
+func (s *Stack) scheduling() {
+	s.ScheduleGroup = awsscheduler.NewScheduleGroup(s.Stack, jsii.String("Schedules"), &awsscheduler.ScheduleGroupProps{
+		ScheduleGroupName: jsii.String(s.Config.StackName()),
+		RemovalPolicy:     awscdk.RemovalPolicy_DESTROY,
+	})
+	s.SchedulerRole = awsiam.NewRole(s.Stack, jsii.String("SchedulerRole"), &awsiam.RoleProps{
+		Description: jsii.String("EventBridge Scheduler invokes the wake function for timed parks"),
+		AssumedBy: awsiam.NewServicePrincipal(jsii.String("scheduler.amazonaws.com"), &awsiam.ServicePrincipalOpts{
+			Conditions: &map[string]any{
+				"StringEquals": map[string]any{"aws:SourceAccount": awscdk.Aws_ACCOUNT_ID()},
+				"ArnLike":      map[string]any{"aws:SourceArn": s.scheduleArn("*")},
+			},
+		}),
+	})
+}
+
+// scheduleArn is the ARN of the schedules named name (a pattern) in the stage's group.
+func (s *Stack) scheduleArn(name string) *string {
+	return s.FormatArn(&awscdk.ArnComponents{Service: jsii.String("scheduler"), Resource: jsii.String("schedule"),
+		ResourceName: jsii.String(s.Config.StackName() + "/" + name)})
+}
+
+// schedulerTarget lets the Scheduler role invoke the wake function, and nothing else.
+func (s *Stack) schedulerTarget() {
+	s.SchedulerRole.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings("lambda:InvokeFunction"),
+		Resources: &[]*string{s.Functions[FnWake].FunctionArn()},
+	}))
+}
+
+// function builds fn: provided.al2023 on arm64 from <BuildDir>/<fn>/bootstrap, its log
+// group with the configured retention, its role with exactly AccessOf[fn], its environment.
+func (s *Stack) function(fn string) {
+	cfg, acc := s.Config, AccessOf[fn]
+	id := jsii.String(titleCase(fn))
+	logs := awslogs.NewLogGroup(s.Stack, jsii.String(titleCase(fn)+"Logs"), &awslogs.LogGroupProps{
+		LogGroupName:  jsii.String("/aws/lambda/" + cfg.FunctionName(fn)),
+		Retention:     retention[cfg.LogRetentionDays],
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	role := awsiam.NewRole(s.Stack, jsii.String(titleCase(fn)+"Role"), &awsiam.RoleProps{
+		Description: jsii.String("functions/" + fn + " of archmax " + cfg.Stage),
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+	})
+	for _, st := range s.statements(fn, acc) {
+		role.AddToPolicy(st)
+	}
+	logs.GrantWrite(role)
+
+	env := map[string]*string{
+		EnvTable:         s.Table.TableName(),
+		EnvBucket:        s.Bucket.BucketName(),
+		EnvSpecPrefix:    jsii.String(cfg.SpecPrefix),
+		EnvSessionPrefix: jsii.String(cfg.SessionPrefix),
+		EnvModel:         jsii.String(cfg.Model),
+	}
+	if acc.Schedules {
+		env[EnvSchedulerGroup] = jsii.String(cfg.StackName())
+		env[EnvWakeTargetARN] = FunctionArn(s.Stack, cfg, FnWake)
+		env[EnvSchedulerRoleARN] = s.SchedulerRole.RoleArn()
+	}
+	if fn == FnTurn && len(cfg.EventRoutes) > 0 {
+		env[EnvEventRoutes] = jsii.String(mustJSON(cfg.EventRoutes))
+	}
+	props := &awslambda.FunctionProps{
+		FunctionName:  jsii.String(cfg.FunctionName(fn)),
+		Description:   jsii.String("archmax functions/" + fn),
+		Runtime:       awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:  awslambda.Architecture_ARM_64(),
+		Handler:       jsii.String("bootstrap"),
+		Code:          awslambda.Code_FromAsset(jsii.String(filepath.Join(cfg.BuildDir, fn)), nil),
+		Role:          role,
+		LogGroup:      logs,
+		LoggingFormat: awslambda.LoggingFormat_JSON,
+		Environment:   &env,
+		// The engine's goja sandbox bounds each script's heap only best-effort (DESIGN §8):
+		// keep headroom. Writers may run a turn for the whole invocation and continue it.
+		MemorySize: jsii.Number(1024),
+		Timeout:    awscdk.Duration_Minutes(jsii.Number(15)),
+	}
+	if fn == FnSessions {
+		props.MemorySize, props.Timeout = jsii.Number(512), awscdk.Duration_Seconds(jsii.Number(30))
+	}
+	if acc.InvokeSelf {
+		// A long turn is a chain of asynchronous self-invocations by design.
+		props.RecursiveLoop = awslambda.RecursiveLoop_ALLOW
+	}
+	s.Functions[fn] = awslambda.NewFunction(s.Stack, id, props)
+	s.Roles[fn], s.LogGroups[fn] = role, logs
+}
+
+// statements are fn's policy: exactly acc, on this stack's resources.
+func (s *Stack) statements(fn string, acc Access) []awsiam.PolicyStatement {
+	stmt := func(actions []string, resources ...*string) awsiam.PolicyStatement {
+		return awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{Actions: jsii.Strings(actions...), Resources: &resources})
+	}
+	var out []awsiam.PolicyStatement
+	out = append(out, stmt(acc.TableActions, s.Table.TableArn()))
+	if len(acc.Indexes) > 0 {
+		var ix []*string
+		for _, name := range acc.Indexes {
+			ix = append(ix, jsii.String(*s.Table.TableArn()+"/index/"+name))
+		}
+		out = append(out, stmt([]string{"dynamodb:Query"}, ix...))
+	}
+	var read []*string
+	if acc.ReadSpecs {
+		read = append(read, s.Bucket.ArnForObjects(jsii.String(s.Config.SpecPrefix+"*")))
+	}
+	if acc.ReadSessions {
+		read = append(read, s.Bucket.ArnForObjects(jsii.String(s.Config.SessionPrefix+"*")))
+	}
+	if len(read) > 0 {
+		out = append(out, stmt([]string{"s3:GetObject"}, read...))
+	}
+	if acc.WriteSessions {
+		out = append(out, stmt([]string{"s3:DeleteObject", "s3:PutObject"}, s.Bucket.ArnForObjects(jsii.String(s.Config.SessionPrefix+"*"))))
+	}
+	if acc.ListBucket {
+		out = append(out, stmt([]string{"s3:ListBucket"}, s.Bucket.BucketArn()))
+	}
+	if acc.Models {
+		out = append(out, ModelStatements(s.Stack, s.Config.AllModels())...)
+	}
+	if acc.Schedules {
+		out = append(out, stmt(SchedulerActions, s.scheduleArn(ScheduleNamePrefix+"*")))
+		out = append(out, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:    jsii.Strings("iam:PassRole"),
+			Resources:  &[]*string{s.SchedulerRole.RoleArn()},
+			Conditions: &map[string]any{"StringEquals": map[string]any{"iam:PassedToService": "scheduler.amazonaws.com"}},
+		}))
+	}
+	if acc.InvokeSelf {
+		out = append(out, stmt([]string{"lambda:InvokeFunction"}, FunctionArn(s.Stack, s.Config, fn)))
+	}
+	return out
+}
+
+// httpAPI: the HTTP API (payload format 2.0) with every route of docs/openapi.yaml on its
+// function, authorized by IAM (SigV4, execute-api:Invoke) or, when configured, by a JWT
+// authorizer.
+func (s *Stack) httpAPI() {
+	var auth awsapigatewayv2.IHttpRouteAuthorizer = awsapigatewayv2authorizers.NewHttpIamAuthorizer()
+	if s.Config.JWTIssuer != "" {
+		auth = awsapigatewayv2authorizers.NewHttpJwtAuthorizer(jsii.String("Jwt"), jsii.String(s.Config.JWTIssuer),
+			&awsapigatewayv2authorizers.HttpJwtAuthorizerProps{JwtAudience: jsii.Strings(s.Config.JWTAudience...)})
+	}
+	s.API = awsapigatewayv2.NewHttpApi(s.Stack, jsii.String("Api"), &awsapigatewayv2.HttpApiProps{
+		ApiName:           jsii.String(s.Config.StackName()),
+		Description:       jsii.String("archmax session API (docs/openapi.yaml)"),
+		DefaultAuthorizer: auth,
+	})
+	integrations := map[string]awsapigatewayv2.HttpRouteIntegration{}
+	for _, r := range Routes {
+		in, ok := integrations[r.Function]
+		if !ok {
+			in = awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(titleCase(r.Function)+"Integration"), s.Functions[r.Function], nil)
+			integrations[r.Function] = in
+		}
+		s.API.AddRoutes(&awsapigatewayv2.AddRoutesOptions{Path: jsii.String(r.Path), Methods: &[]awsapigatewayv2.HttpMethod{r.Method}, Integration: in})
+	}
+}
+
+// eventRules: one start rule per event route (→ turn), the delivery rule (→ deliver: events
+// of the delivery sources whose detail names a sessionId), and the sweep (→ wake).
+func (s *Stack) eventRules() {
+	seen := map[[2]string]bool{}
+	n := 0
+	for _, r := range s.Config.EventRoutes {
+		key := [2]string{r.Source, r.DetailType}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		p := &awsevents.EventPattern{}
+		if r.Source != "" {
+			p.Source = jsii.Strings(r.Source)
+		}
+		if r.DetailType != "" {
+			p.DetailType = jsii.Strings(r.DetailType)
+		}
+		awsevents.NewRule(s.Stack, jsii.String(fmt.Sprintf("Start%d", n)), &awsevents.RuleProps{
+			Description:  jsii.String(fmt.Sprintf("starts: %q / %q → functions/turn (ARCHMAX_EVENT_ROUTES)", r.Source, r.DetailType)),
+			EventPattern: p,
+			Targets:      &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.Functions[FnTurn], nil)},
+		})
+		n++
+	}
+	awsevents.NewRule(s.Stack, jsii.String("Deliveries"), &awsevents.RuleProps{
+		Description: jsii.String("deliveries: {sessionId, trigger?, variables?, message?, parkId?} → functions/deliver"),
+		EventPattern: &awsevents.EventPattern{
+			Source: jsii.Strings(s.Config.DeliverySources...),
+			Detail: &map[string]any{"sessionId": []any{map[string]any{"exists": true}}},
+		},
+		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.Functions[FnDeliver], nil)},
+	})
+	awsevents.NewRule(s.Stack, jsii.String("Sweep"), &awsevents.RuleProps{
+		Description: jsii.String("the wake sweep: overdue timed parks and stranded turns → functions/wake"),
+		Schedule:    awsevents.Schedule_Rate(SweepEvery),
+		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.Functions[FnWake], nil)},
+	})
+}
+
+func (s *Stack) outputs() {
+	out := func(id string, value *string, desc string) {
+		awscdk.NewCfnOutput(s.Stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
+	}
+	out("ApiUrl", s.API.ApiEndpoint(), "the HTTP API (IAM-signed requests unless a JWT authorizer is configured)")
+	out("TableName", s.Table.TableName(), "the session log")
+	out("BucketName", s.Bucket.BucketName(), "specs and session files")
+	out("SpecsUri", jsii.String("s3://"+*s.Bucket.BucketName()+"/"+s.Config.SpecPrefix), "upload workflows/, skills/, AGENTS.md here")
+	out("ScheduleGroup", s.ScheduleGroup.ScheduleGroupName(), "EventBridge Scheduler group of timed parks")
+}
+
+// titleCase makes a construct id of a function name ("turn" → "Turn").
+func titleCase(s string) string {
+	if s == "" {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// mustJSON encodes v (event routes: plain strings, cannot fail).
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

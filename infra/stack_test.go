@@ -1,0 +1,757 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// The stack is synthesized once per configuration (each synth costs seconds); every test
+// reads the same template.
+var (
+	testCfg  Config
+	tmpl     assertions.Template
+	tmplJSON map[string]any
+	jwtTmpl  assertions.Template
+)
+
+const testProfile = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+var testModels = []string{"amazon.nova-lite-v1:0", "arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/abc123"}
+
+func TestMain(m *testing.M) {
+	os.Setenv("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+	code := func() int {
+		defer jsii.Close()
+		build, err := os.MkdirTemp("", "archmax-infra-build-")
+		if err != nil {
+			panic(err)
+		}
+		defer os.RemoveAll(build)
+		for _, fn := range FunctionNames {
+			must(os.MkdirAll(filepath.Join(build, fn), 0o755))
+			must(os.WriteFile(filepath.Join(build, fn, "bootstrap"), []byte("#!/bin/sh\n# "+fn+"\n"), 0o755))
+		}
+		testCfg = Config{
+			Stage: "test", Model: testProfile, Models: testModels,
+			SpecPrefix: "specs/", SessionPrefix: "sessions/",
+			EventRoutes: []EventRoute{
+				{Source: "orders.app", DetailType: "Order Placed", Workflow: "fulfil", Trigger: "order"},
+				{Source: "hr.app", Workflow: "onboard"},
+				{Source: "orders.app", DetailType: "Order Placed", Workflow: "audit"}, // same pattern: one rule
+			},
+			DeliverySources:  []string{"archmax.delivery", "payments.app"},
+			LogRetentionDays: 30,
+			BuildDir:         build,
+		}
+		must(testCfg.Check())
+		tmpl = assertions.Template_FromStack(NewStack(awscdk.NewApp(nil), testCfg).Stack, nil)
+		b, err := json.Marshal(tmpl.ToJSON())
+		must(err)
+		must(json.Unmarshal(b, &tmplJSON))
+
+		jwtCfg := testCfg
+		jwtCfg.JWTIssuer, jwtCfg.JWTAudience = "https://issuer.example.com/", []string{"archmax-api"}
+		jwtTmpl = assertions.Template_FromStack(NewStack(awscdk.NewApp(nil), jwtCfg).Stack, nil)
+		return m.Run()
+	}()
+	os.Exit(code)
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// check runs an assertion, turning its panic (how assertions reports a mismatch) into a
+// test failure that names what was checked.
+func check(t *testing.T, what string, assert func()) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("%s: %v", what, r)
+		}
+	}()
+	assert()
+}
+
+// resources returns the template's resources of type typ by logical id.
+func resources(typ string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for id, r := range tmplJSON["Resources"].(map[string]any) {
+		if r := r.(map[string]any); r["Type"] == typ {
+			out[id] = r
+		}
+	}
+	return out
+}
+
+func props(r map[string]any) map[string]any { p, _ := r["Properties"].(map[string]any); return p }
+
+// only returns the logical id of the one resource of type typ.
+func only(t *testing.T, typ string) string {
+	t.Helper()
+	rs := resources(typ)
+	if len(rs) != 1 {
+		t.Fatalf("%d resources of type %s, want 1", len(rs), typ)
+	}
+	for id := range rs {
+		return id
+	}
+	return ""
+}
+
+// render writes a CloudFormation value as a string: Ref → ${X}, GetAtt → ${X.Attr},
+// Join → the joined parts; anything else as JSON.
+func render(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case map[string]any:
+		if ref, ok := v["Ref"].(string); ok && len(v) == 1 {
+			return "${" + ref + "}"
+		}
+		if ga, ok := v["Fn::GetAtt"].([]any); ok && len(v) == 1 {
+			return "${" + ga[0].(string) + "." + ga[1].(string) + "}"
+		}
+		if j, ok := v["Fn::Join"].([]any); ok && len(v) == 1 {
+			var parts []string
+			for _, p := range j[1].([]any) {
+				parts = append(parts, render(p))
+			}
+			return strings.Join(parts, j[0].(string))
+		}
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func strs(v any) []string {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		var out []string
+		for _, e := range v {
+			out = append(out, render(e))
+		}
+		return out
+	default:
+		return []string{render(v)}
+	}
+}
+
+// functionIDs maps function name → logical id of its AWS::Lambda::Function.
+func functionIDs(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for id, r := range resources("AWS::Lambda::Function") {
+		name, _ := props(r)["FunctionName"].(string)
+		fn, ok := strings.CutPrefix(name, "archmax-test-")
+		if !ok {
+			t.Fatalf("function %s is named %q, want archmax-test-<fn>", id, name)
+		}
+		out[fn] = id
+	}
+	return out
+}
+
+func TestFunctions(t *testing.T) {
+	check(t, "five functions", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(5)) })
+	for _, fn := range FunctionNames {
+		check(t, fn+": provided.al2023 on arm64 from its bootstrap", func() {
+			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
+				"FunctionName":  "archmax-test-" + fn,
+				"Runtime":       "provided.al2023",
+				"Architectures": []any{"arm64"},
+				"Handler":       "bootstrap",
+				"Code":          assertions.Match_ObjectLike(&map[string]any{"S3Key": assertions.Match_StringLikeRegexp(jsii.String(`\.zip$`))}),
+				"LoggingConfig": assertions.Match_ObjectLike(&map[string]any{"LogGroup": assertions.Match_AnyValue()}),
+			})
+		})
+		check(t, fn+": its log group keeps 30 days", func() {
+			tmpl.HasResourceProperties(jsii.String("AWS::Logs::LogGroup"), map[string]any{
+				"LogGroupName": "/aws/lambda/archmax-test-" + fn, "RetentionInDays": 30,
+			})
+		})
+	}
+	ids := functionIDs(t)
+	for fn, id := range ids {
+		timeout := props(resources("AWS::Lambda::Function")[id])["Timeout"]
+		want := 900.0
+		if fn == FnSessions {
+			want = 30
+		}
+		if timeout != want {
+			t.Errorf("%s: timeout %v, want %v", fn, timeout, want)
+		}
+	}
+}
+
+// TestEnvironment: every function gets exactly the variables its code reads, named as
+// functions/handlers/assembly and functions/handlers/starts name them.
+func TestEnvironment(t *testing.T) {
+	known := goConstants(t, "../functions/handlers/assembly/config.go")
+	for k, v := range goConstants(t, "../functions/handlers/starts/starts.go") {
+		known[k] = v
+	}
+	names := map[string]bool{}
+	for _, v := range known {
+		names[v] = true
+	}
+	fns := resources("AWS::Lambda::Function")
+	ids := functionIDs(t)
+	schedulerRole := schedulerRoleID(t)
+	base := []string{EnvBucket, EnvModel, EnvSessionPrefix, EnvSpecPrefix, EnvTable}
+	writers := append(slices.Clone(base), EnvSchedulerGroup, EnvSchedulerRoleARN, EnvWakeTargetARN)
+	want := map[string][]string{
+		FnTurn: append(slices.Clone(writers), EnvEventRoutes), FnDecide: writers, FnDeliver: writers, FnWake: writers, FnSessions: base,
+	}
+	for fn, id := range ids {
+		vars := props(fns[id])["Environment"].(map[string]any)["Variables"].(map[string]any)
+		var got []string
+		for k := range vars {
+			got = append(got, k)
+			if !names[k] {
+				t.Errorf("%s: %s is not a variable the functions read", fn, k)
+			}
+		}
+		sort.Strings(got)
+		w := slices.Clone(want[fn])
+		sort.Strings(w)
+		if !slices.Equal(got, w) {
+			t.Errorf("%s: environment %v, want %v", fn, got, w)
+		}
+		if got, want := render(vars[EnvTable]), "${"+only(t, "AWS::DynamoDB::Table")+"}"; got != want {
+			t.Errorf("%s: %s = %s, want %s", fn, EnvTable, got, want)
+		}
+		if got, want := render(vars[EnvBucket]), "${"+only(t, "AWS::S3::Bucket")+"}"; got != want {
+			t.Errorf("%s: %s = %s, want %s", fn, EnvBucket, got, want)
+		}
+		if vars[EnvModel] != testProfile || vars[EnvSpecPrefix] != "specs/" || vars[EnvSessionPrefix] != "sessions/" {
+			t.Errorf("%s: model/prefixes %v %v %v", fn, vars[EnvModel], vars[EnvSpecPrefix], vars[EnvSessionPrefix])
+		}
+		if AccessOf[fn].Schedules {
+			if got, want := render(vars[EnvWakeTargetARN]), "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:archmax-test-wake"; got != want {
+				t.Errorf("%s: %s = %s, want %s", fn, EnvWakeTargetARN, got, want)
+			}
+			if got, want := render(vars[EnvSchedulerRoleARN]), "${"+schedulerRole+".Arn}"; got != want {
+				t.Errorf("%s: %s = %s, want %s", fn, EnvSchedulerRoleARN, got, want)
+			}
+			if vars[EnvSchedulerGroup] != "archmax-test" {
+				t.Errorf("%s: %s = %v", fn, EnvSchedulerGroup, vars[EnvSchedulerGroup])
+			}
+		}
+	}
+	var routes []EventRoute
+	must(json.Unmarshal([]byte(props(fns[ids[FnTurn]])["Environment"].(map[string]any)["Variables"].(map[string]any)[EnvEventRoutes].(string)), &routes))
+	if !slices.Equal(routes, testCfg.EventRoutes) {
+		t.Errorf("%s = %v, want %v", EnvEventRoutes, routes, testCfg.EventRoutes)
+	}
+	// the names this package uses are the assembly's
+	for name, value := range map[string]string{"EnvTable": EnvTable, "EnvBucket": EnvBucket, "EnvSpecPrefix": EnvSpecPrefix,
+		"EnvSessionPrefix": EnvSessionPrefix, "EnvModel": EnvModel, "EnvSchedulerGroup": EnvSchedulerGroup,
+		"EnvWakeTargetARN": EnvWakeTargetARN, "EnvSchedulerRoleARN": EnvSchedulerRoleARN, "EnvEventRoutes": EnvEventRoutes} {
+		if known[name] != value {
+			t.Errorf("%s = %q here, %q in functions/handlers", name, value, known[name])
+		}
+	}
+}
+
+// TestTable: the table as core/store/dynamodb.CreateTable creates it (its constants read
+// from the source), on demand, with PITR and TTL.
+func TestTable(t *testing.T) {
+	c := goConstants(t, "../core/store/dynamodb/dynamodb.go")
+	for name, value := range map[string]string{"attrPK": AttrPK, "attrSK": AttrSK, "attrTTL": AttrTTL, "attrParkKey": AttrParkKey,
+		"attrParkDue": AttrParkDue, "attrListKey": AttrListKey, "attrListSort": AttrListSort,
+		"indexByParkDue": IndexByParkDue, "indexByUpdated": IndexByUpdated} {
+		if c[name] != value {
+			t.Errorf("%s = %q here, %q in core/store/dynamodb", name, value, c[name])
+		}
+	}
+	key := func(hash, rng string) []any {
+		return []any{map[string]any{"AttributeName": hash, "KeyType": "HASH"}, map[string]any{"AttributeName": rng, "KeyType": "RANGE"}}
+	}
+	attrs := []any{}
+	for _, a := range []string{AttrPK, AttrSK, AttrParkKey, AttrParkDue, AttrListKey, AttrListSort} {
+		attrs = append(attrs, map[string]any{"AttributeName": a, "AttributeType": "S"})
+	}
+	check(t, "table", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::DynamoDB::Table"), jsii.Number(1))
+		tmpl.HasResourceProperties(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+			"KeySchema":                        key(AttrPK, AttrSK),
+			"AttributeDefinitions":             assertions.Match_ArrayWith(&attrs),
+			"BillingMode":                      "PAY_PER_REQUEST",
+			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+			"TimeToLiveSpecification":          map[string]any{"AttributeName": AttrTTL, "Enabled": true},
+			"GlobalSecondaryIndexes": []any{
+				map[string]any{"IndexName": IndexByParkDue, "KeySchema": key(AttrParkKey, AttrParkDue), "Projection": map[string]any{"ProjectionType": "ALL"}},
+				map[string]any{"IndexName": IndexByUpdated, "KeySchema": key(AttrListKey, AttrListSort), "Projection": map[string]any{"ProjectionType": "ALL"}},
+			},
+		})
+		tmpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionPolicy": "Retain"})
+	})
+	if n := len(props(resources("AWS::DynamoDB::Table")[only(t, "AWS::DynamoDB::Table")])["AttributeDefinitions"].([]any)); n != 6 {
+		t.Errorf("%d attribute definitions, want 6", n)
+	}
+}
+
+func TestBucket(t *testing.T) {
+	check(t, "bucket: versioned, encrypted, public access blocked", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::S3::Bucket"), jsii.Number(1))
+		tmpl.HasResourceProperties(jsii.String("AWS::S3::Bucket"), map[string]any{
+			"VersioningConfiguration": map[string]any{"Status": "Enabled"},
+			"BucketEncryption": map[string]any{"ServerSideEncryptionConfiguration": []any{
+				map[string]any{"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": "AES256"}},
+			}},
+			"PublicAccessBlockConfiguration": map[string]any{
+				"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true,
+			},
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), map[string]any{
+			"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{map[string]any{
+				"Effect": "Deny", "Action": "s3:*", "Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+				"Principal": map[string]any{"AWS": "*"}, "Resource": assertions.Match_AnyValue(),
+			}})},
+		})
+	})
+}
+
+// openAPIRoutes reads the route keys ("POST /v1/…") of docs/openapi.yaml.
+func openAPIRoutes(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open("../docs/openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pathRe, methodRe := regexp.MustCompile(`^  (/\S*):\s*$`), regexp.MustCompile(`^    (get|post|put|patch|delete):`)
+	var out []string
+	path := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := pathRe.FindStringSubmatch(line); m != nil {
+			path = m[1]
+		} else if !strings.HasPrefix(line, " ") {
+			path = ""
+		} else if m := methodRe.FindStringSubmatch(line); m != nil && path != "" {
+			out = append(out, strings.ToUpper(m[1])+" "+path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestRoutes: the API's routes are exactly docs/openapi.yaml's, each on its function with
+// IAM authorization (JWT when configured).
+func TestRoutes(t *testing.T) {
+	want := openAPIRoutes(t)
+	if len(want) == 0 {
+		t.Fatal("no routes read from docs/openapi.yaml")
+	}
+	routes := resources("AWS::ApiGatewayV2::Route")
+	integrations := resources("AWS::ApiGatewayV2::Integration")
+	ids := functionIDs(t)
+	var got []string
+	for id, r := range routes {
+		p := props(r)
+		key := p["RouteKey"].(string)
+		got = append(got, key)
+		if p["AuthorizationType"] != "AWS_IAM" {
+			t.Errorf("route %s (%s): authorization %v, want AWS_IAM", key, id, p["AuthorizationType"])
+		}
+		target := render(p["Target"])
+		integ, ok := strings.CutPrefix(target, "integrations/${")
+		integ = strings.TrimSuffix(integ, "}")
+		if !ok || integrations[integ] == nil {
+			t.Errorf("route %s: target %s is no integration", key, target)
+			continue
+		}
+		ip := props(integrations[integ])
+		var fn string
+		for _, r := range Routes {
+			if string(r.Method)+" "+r.Path == key {
+				fn = r.Function
+			}
+		}
+		if got, want := render(ip["IntegrationUri"]), "${"+ids[fn]+".Arn}"; got != want || ip["PayloadFormatVersion"] != "2.0" || ip["IntegrationType"] != "AWS_PROXY" {
+			t.Errorf("route %s: integration %s %v %v, want %s (functions/%s) AWS_PROXY 2.0", key, got, ip["IntegrationType"], ip["PayloadFormatVersion"], want, fn)
+		}
+	}
+	sort.Strings(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("routes %v\nwant (docs/openapi.yaml) %v", got, want)
+	}
+	check(t, "API, default stage", func() {
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), map[string]any{"Name": "archmax-test", "ProtocolType": "HTTP"})
+		tmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Stage"), map[string]any{"StageName": "$default", "AutoDeploy": true})
+		tmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Authorizer"), jsii.Number(0))
+	})
+	check(t, "JWT variant: one JWT authorizer on every route", func() {
+		jwtTmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Authorizer"), jsii.Number(1))
+		jwtTmpl.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Authorizer"), map[string]any{
+			"AuthorizerType": "JWT", "IdentitySource": []any{"$request.header.Authorization"},
+			"JwtConfiguration": map[string]any{"Audience": []any{"archmax-api"}, "Issuer": "https://issuer.example.com/"},
+		})
+		jwtTmpl.AllResourcesProperties(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"AuthorizationType": "JWT", "AuthorizerId": assertions.Match_AnyValue()})
+		jwtTmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(len(want))))
+	})
+}
+
+func schedulerRoleID(t *testing.T) string {
+	t.Helper()
+	var ids []string
+	for id, r := range resources("AWS::IAM::Role") {
+		if strings.Contains(render(props(r)["AssumeRolePolicyDocument"]), "scheduler.amazonaws.com") {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) != 1 {
+		t.Fatalf("%d roles Scheduler may assume, want 1", len(ids))
+	}
+	return ids[0]
+}
+
+// TestScheduler: the group, and the role Scheduler assumes: trusted by this account's
+// schedules in that group only, allowed to invoke the wake function only.
+func TestScheduler(t *testing.T) {
+	check(t, "schedule group", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Scheduler::ScheduleGroup"), jsii.Number(1))
+		tmpl.HasResourceProperties(jsii.String("AWS::Scheduler::ScheduleGroup"), map[string]any{"Name": "archmax-test"})
+	})
+	role := schedulerRoleID(t)
+	trust := props(resources("AWS::IAM::Role")[role])["AssumeRolePolicyDocument"].(map[string]any)["Statement"].([]any)
+	if len(trust) != 1 {
+		t.Fatalf("scheduler role trust: %d statements, want 1", len(trust))
+	}
+	st := trust[0].(map[string]any)
+	wantTrust := map[string]string{
+		"Action":    "sts:AssumeRole",
+		"Effect":    "Allow",
+		"Principal": `{"Service":"scheduler.amazonaws.com"}`,
+		"Condition": `{"ArnLike":{"aws:SourceArn":"arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/archmax-test/*"},"StringEquals":{"aws:SourceAccount":"${AWS::AccountId}"}}`,
+	}
+	for k, want := range wantTrust {
+		got := render(st[k])
+		if k == "Condition" {
+			got = renderDeep(st[k])
+		}
+		if got != want {
+			t.Errorf("scheduler role trust %s = %s, want %s", k, got, want)
+		}
+	}
+	if p := props(resources("AWS::IAM::Role")[role]); p["ManagedPolicyArns"] != nil || p["Policies"] != nil {
+		t.Errorf("scheduler role has managed or inline policies: %v %v", p["ManagedPolicyArns"], p["Policies"])
+	}
+	got := grantsOf(role)
+	want := []string{"Allow lambda:InvokeFunction ${" + functionIDs(t)[FnWake] + ".Arn}"}
+	if !slices.Equal(got, want) {
+		t.Errorf("scheduler role may\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// TestEventRules: a start rule per distinct route pattern (→ turn), the delivery rule
+// (→ deliver), the 5-minute sweep (→ wake).
+func TestEventRules(t *testing.T) {
+	ids := functionIDs(t)
+	target := func(fn string) any {
+		return []any{assertions.Match_ObjectLike(&map[string]any{"Arn": map[string]any{"Fn::GetAtt": []any{ids[fn], "Arn"}}})}
+	}
+	check(t, "rules", func() {
+		tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(4))
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+			"EventPattern": map[string]any{"source": []any{"orders.app"}, "detail-type": []any{"Order Placed"}}, "Targets": target(FnTurn),
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+			"EventPattern": map[string]any{"source": []any{"hr.app"}}, "Targets": target(FnTurn),
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+			"EventPattern": map[string]any{"source": []any{"archmax.delivery", "payments.app"}, "detail": map[string]any{"sessionId": []any{map[string]any{"exists": true}}}},
+			"Targets":      target(FnDeliver),
+		})
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "rate(5 minutes)", "Targets": target(FnWake)})
+		for _, fn := range []string{FnTurn, FnDeliver, FnWake} {
+			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
+				"Action": "lambda:InvokeFunction", "Principal": "events.amazonaws.com",
+				"FunctionName": map[string]any{"Fn::GetAtt": []any{ids[fn], "Arn"}},
+			})
+		}
+	})
+}
+
+// grantsOf expands every statement of the policies attached to role into atomic
+// "Effect action resource [condition]" lines, sorted.
+func grantsOf(role string) []string {
+	var out []string
+	add := func(doc any) {
+		for _, s := range doc.(map[string]any)["Statement"].([]any) {
+			st := s.(map[string]any)
+			cond := ""
+			if c, ok := st["Condition"]; ok {
+				cond = " if " + renderDeep(c)
+			}
+			if st["NotAction"] != nil || st["NotResource"] != nil || st["Principal"] != nil {
+				out = append(out, "UNEXPECTED "+renderDeep(st))
+			}
+			for _, a := range strs(st["Action"]) {
+				for _, r := range strs(st["Resource"]) {
+					out = append(out, fmt.Sprintf("%s %s %s%s", st["Effect"], a, r, cond))
+				}
+			}
+		}
+	}
+	for _, p := range resources("AWS::IAM::Policy") {
+		for _, r := range props(p)["Roles"].([]any) {
+			if render(r) == "${"+role+"}" {
+				add(props(p)["PolicyDocument"])
+			}
+		}
+	}
+	for _, p := range resources("AWS::IAM::ManagedPolicy") {
+		for _, r := range strs(props(p)["Roles"]) {
+			if r == "${"+role+"}" {
+				out = append(out, "UNEXPECTED managed policy")
+			}
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// renderDeep renders every intrinsic inside v (renderDeep of a map renders its values).
+func renderDeep(v any) string {
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch t := v.(type) {
+		case map[string]any:
+			if len(t) == 1 {
+				for k := range t {
+					if k == "Ref" || strings.HasPrefix(k, "Fn::") {
+						return render(t)
+					}
+				}
+			}
+			m := map[string]any{}
+			for k, e := range t {
+				m[k] = walk(e)
+			}
+			return m
+		case []any:
+			var l []any
+			for _, e := range t {
+				l = append(l, walk(e))
+			}
+			return l
+		}
+		return v
+	}
+	b, _ := json.Marshal(walk(v))
+	return string(b)
+}
+
+// TestLeastPrivilege: each function's role may do exactly what its code calls (written out
+// here independently of AccessOf), on this stack's resources, and nothing else — no
+// managed policy, no wildcard beyond a key prefix or the schedules' name prefix.
+func TestLeastPrivilege(t *testing.T) {
+	ids := functionIDs(t)
+	table, bucket := only(t, "AWS::DynamoDB::Table"), only(t, "AWS::S3::Bucket")
+	tableArn, bucketArn := "${"+table+".Arn}", "${"+bucket+".Arn}"
+	schedRole := schedulerRoleID(t)
+	arn := func(service, region, account, resource string) string {
+		return fmt.Sprintf("arn:${AWS::Partition}:%s:%s:%s:%s", service, region, account, resource)
+	}
+	here := func(service, resource string) string {
+		return arn(service, "${AWS::Region}", "${AWS::AccountId}", resource)
+	}
+	profile := here("bedrock", "inference-profile/"+testProfile)
+	models := []string{
+		"Allow bedrock:InvokeModel " + profile,
+		"Allow bedrock:InvokeModel " + arn("bedrock", "${AWS::Region}", "", "foundation-model/amazon.nova-lite-v1:0"),
+		"Allow bedrock:InvokeModel " + testModels[1],
+		"Allow bedrock:InvokeModel " + arn("bedrock", "*", "", "foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0") +
+			` if {"StringEquals":{"bedrock:InferenceProfileArn":"` + profile + `"}}`,
+	}
+	var roles = map[string]string{}
+	for fn, id := range ids {
+		p := props(resources("AWS::Lambda::Function")[id])
+		role := strings.TrimSuffix(strings.TrimPrefix(render(p["Role"]), "${"), ".Arn}")
+		roles[fn] = role
+	}
+	writer := func(fn string, table ...string) []string {
+		g := []string{
+			"Allow s3:GetObject " + bucketArn + "/specs/*",
+			"Allow s3:GetObject " + bucketArn + "/sessions/*",
+			"Allow s3:PutObject " + bucketArn + "/sessions/*",
+			"Allow s3:DeleteObject " + bucketArn + "/sessions/*",
+			"Allow s3:ListBucket " + bucketArn,
+			"Allow scheduler:CreateSchedule " + here("scheduler", "schedule/archmax-test/archmax-*"),
+			"Allow scheduler:UpdateSchedule " + here("scheduler", "schedule/archmax-test/archmax-*"),
+			"Allow scheduler:DeleteSchedule " + here("scheduler", "schedule/archmax-test/archmax-*"),
+			"Allow iam:PassRole ${" + schedRole + `.Arn} if {"StringEquals":{"iam:PassedToService":"scheduler.amazonaws.com"}}`,
+			"Allow lambda:InvokeFunction " + here("lambda", "function:archmax-test-"+fn),
+		}
+		for _, a := range table {
+			g = append(g, "Allow dynamodb:"+a+" "+tableArn)
+		}
+		return append(g, models...)
+	}
+	engine := []string{"GetItem", "Query", "UpdateItem", "BatchWriteItem"}
+	http := append(slices.Clone(engine), "PutItem")
+	want := map[string][]string{
+		FnTurn:    writer(FnTurn, http...),
+		FnDecide:  writer(FnDecide, http...),
+		FnDeliver: writer(FnDeliver, http...),
+		FnWake:    append(writer(FnWake, engine...), "Allow dynamodb:Query "+tableArn+"/index/"+IndexByParkDue),
+		FnSessions: {
+			"Allow dynamodb:GetItem " + tableArn,
+			"Allow dynamodb:Query " + tableArn,
+			"Allow dynamodb:Query " + tableArn + "/index/" + IndexByUpdated,
+			"Allow s3:GetObject " + bucketArn + "/sessions/*",
+		},
+	}
+	logGroups := map[string]string{}
+	for id, r := range resources("AWS::Logs::LogGroup") {
+		logGroups[strings.TrimPrefix(props(r)["LogGroupName"].(string), "/aws/lambda/archmax-test-")] = id
+	}
+	for _, fn := range FunctionNames {
+		role := roles[fn]
+		rp := props(resources("AWS::IAM::Role")[role])
+		if rp == nil {
+			t.Errorf("%s: role %s not in the template", fn, role)
+			continue
+		}
+		if rp["ManagedPolicyArns"] != nil || rp["Policies"] != nil {
+			t.Errorf("%s: role has managed or inline policies: %v %v", fn, rp["ManagedPolicyArns"], rp["Policies"])
+		}
+		if got := renderDeep(rp["AssumeRolePolicyDocument"]); !strings.Contains(got, `"Principal":{"Service":"lambda.amazonaws.com"}`) {
+			t.Errorf("%s: role trust %s", fn, got)
+		}
+		w := append(slices.Clone(want[fn]),
+			"Allow logs:CreateLogStream ${"+logGroups[fn]+".Arn}",
+			"Allow logs:PutLogEvents ${"+logGroups[fn]+".Arn}")
+		sort.Strings(w)
+		got := grantsOf(role)
+		if !slices.Equal(got, w) {
+			extra, missing := diff(got, w), diff(w, got)
+			t.Errorf("%s: role grants beyond what the function uses:\n  %s\nmissing:\n  %s", fn, strings.Join(extra, "\n  "), strings.Join(missing, "\n  "))
+		}
+		for _, g := range got {
+			if f := strings.Fields(g); strings.Contains(f[1], "*") || f[2] == "*" {
+				t.Errorf("%s: wildcard grant %s", fn, g)
+			}
+		}
+	}
+	// no role in the stack but the functions', Scheduler's and CDK's own helpers
+	for id := range resources("AWS::IAM::Role") {
+		if id != schedRole && !slices.Contains(valuesOf(roles), id) && !strings.HasPrefix(id, "CustomS3AutoDeleteObjects") {
+			t.Errorf("unexpected role %s", id)
+		}
+	}
+}
+
+func diff(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func valuesOf(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestConfigFromContext: the defaults, the parameters, and the refusals.
+func TestConfigFromContext(t *testing.T) {
+	build := t.TempDir()
+	for _, fn := range FunctionNames {
+		must(os.MkdirAll(filepath.Join(build, fn), 0o755))
+		must(os.WriteFile(filepath.Join(build, fn, "bootstrap"), nil, 0o755))
+	}
+	ctx := func(kv map[string]any) (Config, error) {
+		return ConfigFromContext(awscdk.NewApp(&awscdk.AppProps{Context: &kv}))
+	}
+	c, err := ctx(map[string]any{CtxBuildDir: build})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Stage != DefaultStage || c.Model != DefaultModel || len(c.Models) != 0 || c.SpecPrefix != "specs/" || c.SessionPrefix != "sessions/" ||
+		!slices.Equal(c.DeliverySources, []string{DefaultDeliverySource}) || c.LogRetentionDays != 30 || c.JWTIssuer != "" || c.EventRoutes != nil {
+		t.Errorf("defaults: %+v", c)
+	}
+	c, err = ctx(map[string]any{CtxBuildDir: build, CtxStage: "prod", CtxModel: "amazon.nova-pro-v1:0", CtxModels: " eu.anthropic.x-v1:0, amazon.nova-pro-v1:0 ",
+		CtxSpecPrefix: "authored", CtxEventRoutes: `[{"source":"a","workflow":"w"}]`, CtxLogRetentionDays: "90",
+		CtxJWTIssuer: "https://i/", CtxJWTAudience: "a,b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Stage != "prod" || c.SpecPrefix != "authored/" || !slices.Equal(c.AllModels(), []string{"amazon.nova-pro-v1:0", "eu.anthropic.x-v1:0"}) ||
+		len(c.EventRoutes) != 1 || c.LogRetentionDays != 90 || !slices.Equal(c.JWTAudience, []string{"a", "b"}) || c.FunctionName(FnTurn) != "archmax-prod-turn" {
+		t.Errorf("parameters: %+v", c)
+	}
+	for name, kv := range map[string]map[string]any{
+		"not built":       {CtxBuildDir: filepath.Join(build, "none")},
+		"stage":           {CtxBuildDir: build, CtxStage: "Prod_1"},
+		"routes JSON":     {CtxBuildDir: build, CtxEventRoutes: `[{"source":"a","workflow":"w","x":1}]`},
+		"route workflow":  {CtxBuildDir: build, CtxEventRoutes: `[{"source":"a"}]`},
+		"catch-all route": {CtxBuildDir: build, CtxEventRoutes: `[{"workflow":"w"}]`},
+		"prefix overlap":  {CtxBuildDir: build, CtxSpecPrefix: "sessions/specs/"},
+		"jwt half":        {CtxBuildDir: build, CtxJWTIssuer: "https://i/"},
+		"retention":       {CtxBuildDir: build, CtxLogRetentionDays: "10"},
+	} {
+		if _, err := ctx(kv); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// goConstants reads the string constants of a Go source file (name → value).
+func goConstants(t *testing.T, file string) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if i < len(vs.Values) {
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, _ := strconv.Unquote(lit.Value)
+						out[n.Name] = v
+					}
+				}
+			}
+		}
+	}
+	return out
+}
