@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -18,12 +17,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/archmax-ai/archmax/core/model/scripted"
 	"github.com/archmax-ai/archmax/core/session"
@@ -33,6 +28,7 @@ import (
 	"github.com/archmax-ai/archmax/functions/handlers/starts"
 	"github.com/archmax-ai/archmax/local/conversefake"
 	"github.com/archmax-ai/archmax/local/dynamotest"
+	"github.com/archmax-ai/archmax/local/s3test"
 )
 
 const (
@@ -57,15 +53,9 @@ func newStack(t *testing.T, modelScript string) *stack {
 	ddb, table := dynamotest.NewTable(t) // skips without DYNAMODB_ENDPOINT
 	ctx := context.Background()
 
-	s3srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
-	t.Cleanup(s3srv.Close)
-	s3c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(s3srv.URL), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatal(err)
-	}
-	upload(t, s3c, workspace, "specs/")
-	upload(t, s3c, "testdata/specs", "specs/")
+	s3c, s3URL := s3test.NewBucket(t, bucket)
+	s3test.Upload(t, s3c, bucket, workspace, "specs/")
+	s3test.Upload(t, s3c, bucket, "testdata/specs", "specs/")
 
 	src, err := os.ReadFile(modelScript)
 	if err != nil {
@@ -83,7 +73,7 @@ func newStack(t *testing.T, modelScript string) *stack {
 		"ARCHMAX_BUCKET":            bucket,
 		"ARCHMAX_MODEL":             "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
 		"ARCHMAX_DYNAMODB_ENDPOINT": os.Getenv("DYNAMODB_ENDPOINT"),
-		"ARCHMAX_S3_ENDPOINT":       s3srv.URL,
+		"ARCHMAX_S3_ENDPOINT":       s3URL,
 		"ARCHMAX_BEDROCK_ENDPOINT":  model.URL,
 		"AWS_ACCESS_KEY_ID":         "local",
 		"AWS_SECRET_ACCESS_KEY":     "local",
@@ -95,30 +85,6 @@ func newStack(t *testing.T, modelScript string) *stack {
 	}
 	blobs := s3store.NewBlobs(s3c, bucket, "sessions/")
 	return &stack{h: h, ddb: ddb, table: table, log: ddbstore.New(ddb, table, blobs), files: s3store.NewFiles(s3c, bucket, "sessions/"), blobs: blobs}
-}
-
-// upload copies the files under dir to the bucket under prefix.
-func upload(t *testing.T, c *s3.Client, dir, prefix string) {
-	t.Helper()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		_, err = c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket),
-			Key: aws.String(prefix + filepath.ToSlash(rel)), Body: bytes.NewReader(data)})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // event reads a fixture event; edit adjusts it for the case.

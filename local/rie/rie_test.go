@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,11 +19,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/archmax-ai/archmax/core/model/scripted"
 	"github.com/archmax-ai/archmax/core/session"
@@ -35,6 +29,7 @@ import (
 	"github.com/archmax-ai/archmax/local/conversefake"
 	"github.com/archmax-ai/archmax/local/dynamotest"
 	"github.com/archmax-ai/archmax/local/lambdafake"
+	"github.com/archmax-ai/archmax/local/s3test"
 	"github.com/archmax-ai/archmax/local/schedulerfake"
 )
 
@@ -146,16 +141,10 @@ func newStack(t *testing.T) *stack {
 	t.Logf("bootstraps (linux/%s, %s) built in %s", runtime.GOARCH, strings.Join(BuildFlags, " "), builds.took.Round(time.Millisecond))
 	ctx := t.Context()
 
-	s3srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
-	t.Cleanup(s3srv.Close)
-	s3c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(s3srv.URL), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatal(err)
-	}
+	s3c, s3URL := s3test.NewBucket(t, bucket)
 	// the authored tree as the functions read it: <ARCHMAX_SPEC_PREFIX>workflows/<slug>/…, skills/…, AGENTS.md
-	upload(t, s3c, workspace, assembly.DefaultSpecPrefix)
-	upload(t, s3c, turnSpecs, assembly.DefaultSpecPrefix)
+	s3test.Upload(t, s3c, bucket, workspace, assembly.DefaultSpecPrefix)
+	s3test.Upload(t, s3c, bucket, turnSpecs, assembly.DefaultSpecPrefix)
 
 	file := filepath.Join("testdata", "emulator.model.yaml")
 	src, err := os.ReadFile(file)
@@ -180,7 +169,7 @@ func newStack(t *testing.T) *stack {
 		assembly.EnvBucket + "=" + bucket,
 		assembly.EnvModel + "=" + modelID,
 		assembly.EnvDynamoDBEndpoint + "=" + os.Getenv(dynamotest.EndpointEnv),
-		assembly.EnvS3Endpoint + "=" + s3srv.URL,
+		assembly.EnvS3Endpoint + "=" + s3URL,
 		assembly.EnvBedrockEndpoint + "=" + model.URL,
 		assembly.EnvSchedulerEndpoint + "=" + sched.URL,
 		assembly.EnvSchedulerGroup + "=archmax",
@@ -393,30 +382,6 @@ func fixture(t *testing.T, name string, oldnew ...string) []byte {
 		t.Fatalf("%s is not JSON", name)
 	}
 	return raw
-}
-
-// upload copies the files under dir to the bucket under prefix.
-func upload(t *testing.T, c *s3.Client, dir, prefix string) {
-	t.Helper()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		_, err = c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket),
-			Key: aws.String(prefix + filepath.ToSlash(rel)), Body: bytes.NewReader(data)})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func decode[T any](t *testing.T, what string, raw []byte) T {

@@ -26,6 +26,7 @@ import (
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 	"github.com/archmax-ai/archmax/local/lambdafake"
+	"github.com/archmax-ai/archmax/local/s3test"
 )
 
 // Sub-workflows end to end (spec 02 §8, §3.7; DESIGN.md §4) on the example workspace's badge
@@ -50,7 +51,7 @@ func newDelegationStack(t *testing.T, script string) *stack {
 	s := newStack(t, filepath.Join("..", fixtureWorkspace, "model-scripts", script))
 	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.env[assembly.EnvS3Endpoint]), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	upload(t, c, fixtureWorkspace, "specs/")
+	s3test.Upload(t, c, bucket, fixtureWorkspace, "specs/")
 	return s
 }
 

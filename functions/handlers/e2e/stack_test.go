@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,12 +15,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/archmax-ai/archmax/core/model/scripted"
 	"github.com/archmax-ai/archmax/core/session"
@@ -36,6 +30,7 @@ import (
 	"github.com/archmax-ai/archmax/functions/handlers/wakes"
 	"github.com/archmax-ai/archmax/local/conversefake"
 	"github.com/archmax-ai/archmax/local/dynamotest"
+	"github.com/archmax-ai/archmax/local/s3test"
 	"github.com/archmax-ai/archmax/local/schedulerfake"
 )
 
@@ -67,16 +62,9 @@ type stack struct {
 func newStack(t *testing.T, modelScript string) *stack {
 	t.Helper()
 	ddb, table := dynamotest.NewTable(t) // skips without DYNAMODB_ENDPOINT
-	ctx := context.Background()
 
-	s3srv := httptest.NewServer(gofakes3.New(s3mem.New()).Server())
-	t.Cleanup(s3srv.Close)
-	s3c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(s3srv.URL), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatal(err)
-	}
-	upload(t, s3c, "testdata/specs", "specs/")
+	s3c, s3URL := s3test.NewBucket(t, bucket)
+	s3test.Upload(t, s3c, bucket, "testdata/specs", "specs/")
 
 	file := filepath.Join("testdata", modelScript)
 	src, err := os.ReadFile(file)
@@ -107,7 +95,7 @@ func newStack(t *testing.T, modelScript string) *stack {
 		assembly.EnvBucket:            bucket,
 		assembly.EnvModel:             modelID,
 		assembly.EnvDynamoDBEndpoint:  os.Getenv(dynamotest.EndpointEnv),
-		assembly.EnvS3Endpoint:        s3srv.URL,
+		assembly.EnvS3Endpoint:        s3URL,
 		assembly.EnvBedrockEndpoint:   model.URL,
 		assembly.EnvSchedulerEndpoint: sched.URL,
 		assembly.EnvWakeTargetARN:     wakeTargetARN,
@@ -121,30 +109,6 @@ func newStack(t *testing.T, modelScript string) *stack {
 	s.log = ddbstore.New(ddb, table, blobs)
 	s.sessions = session.NewSessions(s.log, s3store.NewFiles(s3c, bucket, assembly.DefaultSessionPrefix), blobs)
 	return s
-}
-
-// upload copies the files under dir to the bucket under prefix.
-func upload(t *testing.T, c *s3.Client, dir, prefix string) {
-	t.Helper()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		_, err = c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket),
-			Key: aws.String(prefix + filepath.ToSlash(rel)), Body: bytes.NewReader(data)})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // onModelCall runs hook before each later Converse call is answered.
