@@ -164,8 +164,10 @@ func TestLoop_CloseWaitsForRunningFire(t *testing.T) {
 	var l *local.Loop
 	var rescheduled error
 	l = local.New(func(sessionID, parkID string) {
-		close(started)
+		// a fire may schedule (no deadlock on the loop's lock); it does so before Close is
+		// called, or Close's refusal of new schedules would race with it
 		rescheduled = l.Schedule(context.Background(), sessionID, "next", time.Now().Add(time.Hour))
+		close(started)
 		<-release
 	})
 	if err := l.Schedule(context.Background(), "s", "p", time.Now()); err != nil {
