@@ -61,11 +61,13 @@ cli:
 CDK   := infra/node_modules/.bin/cdk
 JSII  := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 STAGE ?= dev
-CDK_CONTEXT = -c stage=$(STAGE) $(if $(MODEL),-c model='$(MODEL)') $(if $(MODELS),-c models='$(MODELS)') \
-	$(if $(SPEC_PREFIX),-c specPrefix='$(SPEC_PREFIX)') $(if $(SESSION_PREFIX),-c sessionPrefix='$(SESSION_PREFIX)') \
-	$(if $(EVENT_ROUTES),-c eventRoutes='$(EVENT_ROUTES)') $(if $(DELIVERY_SOURCES),-c deliverySources='$(DELIVERY_SOURCES)') \
-	$(if $(JWT_ISSUER),-c jwtIssuer='$(JWT_ISSUER)') $(if $(JWT_AUDIENCE),-c jwtAudience='$(JWT_AUDIENCE)') \
-	$(if $(LOG_RETENTION_DAYS),-c logRetentionDays=$(LOG_RETENTION_DAYS))
+# q quotes a value for the shell (a ' inside becomes '\'')
+q = '$(subst ','\'',$(1))'
+CDK_CONTEXT = -c stage=$(call q,$(STAGE)) $(if $(MODEL),-c model=$(call q,$(MODEL))) $(if $(MODELS),-c models=$(call q,$(MODELS))) \
+	$(if $(SPEC_PREFIX),-c specPrefix=$(call q,$(SPEC_PREFIX))) $(if $(SESSION_PREFIX),-c sessionPrefix=$(call q,$(SESSION_PREFIX))) \
+	$(if $(EVENT_ROUTES),-c eventRoutes=$(call q,$(EVENT_ROUTES))) $(if $(DELIVERY_SOURCES),-c deliverySources=$(call q,$(DELIVERY_SOURCES))) \
+	$(if $(JWT_ISSUER),-c jwtIssuer=$(call q,$(JWT_ISSUER))) $(if $(JWT_AUDIENCE),-c jwtAudience=$(call q,$(JWT_AUDIENCE))) \
+	$(if $(LOG_RETENTION_DAYS),-c logRetentionDays=$(call q,$(LOG_RETENTION_DAYS)))
 
 $(CDK): infra/package-lock.json
 	npm ci --prefix infra --no-audit --no-fund --loglevel=error
@@ -73,10 +75,10 @@ $(CDK): infra/package-lock.json
 
 synth: build $(CDK)
 	$(JSII) $(CDK) synth --no-notices -q $(CDK_CONTEXT)
-	@echo "template: cdk.out/archmax-$(STAGE).template.json"
+	@echo template: cdk.out/archmax-$(call q,$(STAGE)).template.json
 
 deploy: build $(CDK)
-	$(JSII) $(CDK) deploy --no-notices $(CDK_CONTEXT) $(DEPLOY_FLAGS) archmax-$(STAGE)
+	$(JSII) $(CDK) deploy --no-notices $(CDK_CONTEXT) $(DEPLOY_FLAGS) archmax-$(call q,$(STAGE))
 
 ## infra-test: synthesizes the stack and checks it with CDK assertions (cold: ~2 min to compile
 ## aws-cdk-go); run by .ci/run, not by `make test`. `.`, not `./...`: infra/node_modules holds
