@@ -52,6 +52,7 @@ func (v *run) delegation() error {
 	}
 	seen := map[string]bool{}
 	type grant struct {
+		st    *spec.State // the state it is granted in (for allow_always: the first reachable one)
 		entry spec.ToolEntry
 		field string // the grant's own field in cur
 	}
@@ -60,19 +61,27 @@ func (v *run) delegation() error {
 	var walk func(at *spec.State, atField string, cur *spec.MachineSpec, chain []string)
 	walk = func(at *spec.State, atField string, cur *spec.MachineSpec, chain []string) {
 		reachable := spec.Reachable(cur)
+		var grants []grant // each reachable state's own grants, then allow_always once
+		var first *spec.State
 		for _, st := range cur.States {
 			if !reachable[st.Slug] {
 				continue
 			}
-			var grants []grant
+			if first == nil {
+				first = st
+			}
 			for i, e := range st.Tools.Allow {
-				grants = append(grants, grant{e, fmt.Sprintf("states.%s.tools.allow.%d", st.Slug, i)})
+				grants = append(grants, grant{st, e, fmt.Sprintf("states.%s.tools.allow.%d", st.Slug, i)})
 			}
+		}
+		if first != nil {
 			for i, e := range cur.Tools.Allow {
-				grants = append(grants, grant{e, fmt.Sprintf("tools.allow_always.%d", i)})
+				grants = append(grants, grant{first, e, fmt.Sprintf("tools.allow_always.%d", i)})
 			}
+		}
+		{
 			for _, g := range grants {
-				e := g.entry
+				e, st := g.entry, g.st
 				target, ok := spec.WorkflowSlugFromToolName(e.Tool)
 				if !ok {
 					continue
