@@ -223,20 +223,30 @@ func (r *runner) bounded(parent context.Context, vm *goja.Runtime, body func() e
 func (r *runner) contained(body func() error) (err error) {
 	defer func() {
 		if x := recover(); x != nil {
-			switch x.(type) {
-			case *goja.InterruptedError:
-				r.markInterrupted()
-				err = &ScriptError{Message: uncaughtException} // the context's cause wins when it ended
-			case *goja.StackOverflowError:
-				r.markInterrupted()
+			if r.vmStopped(x) {
 				r.overflowed = true
 				err = &QuotaError{Message: callStackExceeded(maxCallStackSize)}
-			default:
-				panic(x)
+			} else {
+				err = &ScriptError{Message: uncaughtException} // the context's cause wins when it ended
 			}
 		}
 	}()
 	return body()
+}
+
+// vmStopped takes a recovered panic that must be the VM's interrupt or stack overflow (any
+// other panic is a bug and is re-raised), marks the runtime interrupted and reports whether
+// it was an overflow.
+func (r *runner) vmStopped(x any) (overflow bool) {
+	switch x.(type) {
+	case *goja.InterruptedError:
+	case *goja.StackOverflowError:
+		overflow = true
+	default:
+		panic(x)
+	}
+	r.markInterrupted()
+	return overflow
 }
 
 // interrupt stops the JavaScript running on the VM (SB-04); it is a no-op once the run's body
@@ -463,11 +473,7 @@ func (r *runner) consoleLog(call goja.FunctionCall) goja.Value {
 		if r.logged+len(line) > maxLogBytes {
 			r.logCut = true
 			if room := maxLogBytes - r.logged; room > 0 { // the part of the line that fits, whole runes
-				head := line[:room]
-				for len(head) > 0 && !utf8.ValidString(head) {
-					head = head[:len(head)-1]
-				}
-				if head != "" {
+				if head := strings.ToValidUTF8(line[:room], ""); head != "" {
 					r.run.OnLog(head)
 				}
 			}
@@ -777,13 +783,8 @@ func (r *runner) guarded(f func()) (ok bool) {
 			r.markInterrupted()
 		}
 		if x := recover(); x != nil {
-			switch x.(type) {
-			case *goja.InterruptedError, *goja.StackOverflowError:
-				r.markInterrupted()
-				ok = false
-			default:
-				panic(x)
-			}
+			r.vmStopped(x)
+			ok = false
 		}
 		if r.ctx != nil && r.ctx.Err() != nil {
 			r.interrupt() // the run's own stop may have been spent inside f: keep it in force

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/kernel"
@@ -68,6 +67,7 @@ type run struct {
 	failing      bool            // abandon is committing a failure (LastError stays)
 	opened       bool            // the call's first commit happened (WithTurnOpened reported it)
 	scripts      *sandbox.REPL   // the call's agent-script REPL (archmax_eval / archmax_run), lazily
+	bridge       []sandbox.Tool  // the scripts' bridged tools (scriptBridge), computed on first use
 	slotsState                   // the bound on in-flight children (delegations)
 	opening      string          // a child's opening note, written instead of a person's message
 	abandoned    []*dispatchMark // children set aside to settle rejected (rejectAbandoned)
@@ -422,12 +422,8 @@ func (r *run) settledTurn() *TurnOutcome {
 	o := r.outcome()
 	t := &TurnOutcome{TurnID: o.TurnID, Kind: o.Kind, Disposition: o.Disposition, Status: o.Status, State: o.State,
 		Reply: o.Reply, Exit: o.Exit, Rejected: o.Rejected, Turn: o.Turn}
-	if len(t.Reply) > MaxLastTurnReply {
-		cut := MaxLastTurnReply
-		for cut > 0 && !utf8.RuneStart(t.Reply[cut]) {
-			cut--
-		}
-		t.Reply, t.ReplyTruncated = t.Reply[:cut], true
+	if len(t.Reply) > MaxLastTurnReply { // cut between runes: a split rune's bytes are dropped
+		t.Reply, t.ReplyTruncated = strings.ToValidUTF8(t.Reply[:MaxLastTurnReply], ""), true
 	}
 	return t
 }

@@ -92,6 +92,9 @@ func (r *run) scriptTools(st *spec.State) []sandbox.Tool {
 // delegation tools the workflow grants anywhere, sorted. A call to one outside the surface is
 // governed as any call — refused where the state does not allow it.
 func (r *run) scriptBridge() []sandbox.Tool {
+	if r.bridge != nil { // its inputs (the spec, the host's tools) do not change during a call
+		return r.bridge
+	}
 	names := map[string]bool{writeTodosTool: true}
 	for _, t := range workspace.Tools() {
 		names[t] = true
@@ -108,11 +111,11 @@ func (r *run) scriptBridge() []sandbox.Tool {
 			names[e.Tool] = true
 		}
 	}
-	out := make([]sandbox.Tool, 0, len(names))
+	r.bridge = make([]sandbox.Tool, 0, len(names))
 	for _, n := range slices.Sorted(maps.Keys(names)) {
-		out = append(out, sandbox.Tool{Name: n})
+		r.bridge = append(r.bridge, sandbox.Tool{Name: n})
 	}
-	return out
+	return r.bridge
 }
 
 // repl returns the call's agent-script REPL, created on first use.
