@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 )
 
 // Shared by every adapter, so they agree on validation, listing order and cursors.
@@ -84,16 +82,14 @@ func DecodeCursor(s string) (*Cursor, error) {
 	if err != nil {
 		return nil, invalid
 	}
-	var c Cursor
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if dec.Decode(&c) != nil || c.Encode() != s {
+	var c Cursor // issued bytes only: the round trip refuses unknown fields, trailing data, re-spacing
+	if json.Unmarshal(raw, &c) != nil || c.Encode() != s {
 		return nil, invalid
 	}
 	if _, err := time.Parse(time.RFC3339Nano, c.UpdatedAt); err != nil {
 		return nil, invalid
 	}
-	if c.SessionID == "" || !utf8.ValidString(c.SessionID) || strings.ContainsFunc(c.SessionID, func(r rune) bool {
+	if c.SessionID == "" || strings.ContainsFunc(c.SessionID, func(r rune) bool {
 		return r == '/' || unicode.IsControl(r)
 	}) {
 		return nil, invalid

@@ -115,10 +115,11 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 			return h.read(work, req, t)
 		}), nil
 	}
-	if _, err := route(req); err != nil { // no route, or another method: nothing to run or remember
+	t, err := route(req)
+	if err != nil { // no route, or another method: nothing to run or remember
 		return h.failure(ctx, req, err), nil
 	}
-	serve := func(ctx context.Context) (any, error) { return h.serve(ctx, req) }
+	serve := func(ctx context.Context) (any, error) { return h.serve(ctx, req, t) }
 	if key := idempotencyKey(req); key != "" {
 		return h.idempotent(ctx, req, key, serve), nil
 	}
@@ -194,14 +195,11 @@ func preferWait(prefer string) time.Duration {
 	return 0
 }
 
-// serve runs a request; every check that can refuse it runs before anything is written
-// (spec 02 §1.3): route, body, variable names, workflow, session id, message, and for a
+// serve runs a request routed to t; every check that can refuse it runs before anything is
+// written (spec 02 §1.3): body, variable names, workflow, session id, message, and for a
 // start the trigger's requires signature (DESIGN.md §1: 422 before any write).
-func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest) (*session.OutcomeSummary, error) {
-	t, err := route(req)
-	if err != nil {
-		return nil, err
-	}
+func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest, t target) (*session.OutcomeSummary, error) {
+	var err error
 	// every check that can refuse the request runs here, before the call is run
 	var call func(context.Context) (*session.Outcome, error)
 	switch t.act {
