@@ -5,21 +5,31 @@ import (
 	"fmt"
 )
 
-// HasFrontmatter reports whether a WORKFLOW.md opens with a YAML frontmatter block: a first
-// line "---" (after an optional byte-order mark) closed by a later "---" line (spec 01 §1.2).
-func HasFrontmatter(md []byte) bool {
+// Frontmatter returns the YAML frontmatter block a Markdown file opens with — between a
+// first line "---" (after an optional byte-order mark) and a later "---" line, CRLF read as
+// LF — and whether there is one (spec 01 §1.2; a skill's SKILL.md, a WORKFLOW.md).
+func Frontmatter(md []byte) ([]byte, bool) {
 	md = bytes.TrimPrefix(md, []byte("\xef\xbb\xbf"))
 	md = bytes.ReplaceAll(md, []byte("\r\n"), []byte("\n"))
 	rest, ok := bytes.CutPrefix(md, []byte("---\n"))
 	if !ok {
-		return false
+		return nil, false
 	}
+	var front []byte
 	for line := range bytes.Lines(rest) {
 		if string(bytes.TrimRight(line, "\n")) == "---" {
-			return true
+			return front, true
 		}
+		front = append(front, line...)
 	}
-	return false
+	return nil, false
+}
+
+// HasFrontmatter reports whether a WORKFLOW.md opens with a YAML frontmatter block
+// (Frontmatter).
+func HasFrontmatter(md []byte) bool {
+	_, ok := Frontmatter(md)
+	return ok
 }
 
 // CompetingMachines is the load-blocking finding of a WORKFLOW.md with frontmatter beside a

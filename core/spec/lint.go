@@ -21,11 +21,7 @@ func Lint(sp *MachineSpec, file string) []Diagnostic {
 	// state it concerns (or nowhere, for the root).
 	at := func(sev, code, field string, st *State, msg string) {
 		d := Diagnostic{Severity: sev, Code: code, Field: field, File: file, Message: msg}
-		if line, col, ok := sp.Locate(field); ok {
-			d.Line, d.Column = line, col
-		} else if st != nil {
-			d.Line, d.Column = st.Line, st.Column
-		}
+		d.Line, d.Column = sp.Position(field, st)
 		out = append(out, d)
 	}
 	if strings.TrimSpace(sp.Instructions) == "" {

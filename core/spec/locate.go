@@ -33,6 +33,18 @@ func (s *MachineSpec) Locate(field string) (line, col int, ok bool) {
 	return locate(s.doc, segs)
 }
 
+// Position is where a finding about field belongs: the field's own key when the document
+// declares it, else st's key (0, 0 with no st) — for findings about a key that is absent.
+func (s *MachineSpec) Position(field string, st *State) (line, col int) {
+	if line, col, ok := s.Locate(field); ok {
+		return line, col
+	}
+	if st != nil {
+		return st.Line, st.Column
+	}
+	return 0, 0
+}
+
 // stateEntries indexes the governing document's states by slug.
 func stateEntries(doc *node) map[string]entry {
 	for _, e := range doc.Entries {

@@ -103,10 +103,8 @@ func (v *run) delegation() error {
 						return
 					}
 					seen[key] = true
-					d := spec.Diagnostic{Severity: sev, Code: code, Field: field, File: file, Line: where.Line, Column: where.Column, Message: via + msg}
-					if line, col, ok := sp.Locate(field); ok {
-						d.Line, d.Column = line, col
-					}
+					d := spec.Diagnostic{Severity: sev, Code: code, Field: field, File: file, Message: via + msg}
+					d.Line, d.Column = sp.Position(field, where)
 					out = append(out, d)
 				}
 				path := strings.Join(append(append([]string(nil), chain...), target), " → ")

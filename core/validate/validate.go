@@ -8,7 +8,6 @@
 package validate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -95,11 +94,7 @@ type run struct {
 // document declares it, else at st (when given).
 func (v *run) add(sev, code, field string, st *spec.State, msg string) {
 	d := spec.Diagnostic{Severity: sev, Code: code, Field: field, File: v.file, Message: msg}
-	if line, col, ok := v.sp.Locate(field); ok {
-		d.Line, d.Column = line, col
-	} else if st != nil {
-		d.Line, d.Column = st.Line, st.Column
-	}
+	d.Line, d.Column = v.sp.Position(field, st)
 	v.diags = append(v.diags, d)
 }
 
@@ -359,23 +354,16 @@ func (v *run) skills() error {
 
 // frontmatterName is the `name:` of a SKILL.md's YAML frontmatter ("" when absent).
 func frontmatterName(src []byte) string {
-	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
-	rest, ok := bytes.CutPrefix(src, []byte("---\n"))
-	if !ok {
-		return ""
-	}
-	front, _, ok := bytes.Cut(rest, []byte("\n---"))
+	front, ok := spec.Frontmatter(src)
 	if !ok {
 		return ""
 	}
 	n, refused := yamltree.Decode(front, yamltree.Options{})
-	if refused != nil || n == nil || n.Kind != yamltree.Map {
+	if refused != nil || n == nil {
 		return ""
 	}
-	for _, e := range n.Entries {
-		if e.Key == "name" && e.Val.Kind == yamltree.String {
-			return e.Val.Str
-		}
+	if v := n.Get("name"); v != nil && v.Kind == yamltree.String {
+		return v.Str
 	}
 	return ""
 }
@@ -530,11 +518,11 @@ func keyPosition(src []byte, keys ...string) (line, col int) {
 		if refused != nil || n == nil || n.Kind != yamltree.Map {
 			return line, col
 		}
-		i := slices.IndexFunc(n.Entries, func(e yamltree.Entry) bool { return e.Key == k })
-		if i < 0 {
+		e := n.Entry(k)
+		if e == nil {
 			return line, col
 		}
-		line, col, n = n.Entries[i].Line, n.Entries[i].Col, n.Entries[i].Val
+		line, col, n = e.Line, e.Col, e.Val
 	}
 	if n != nil && n.Line > 0 {
 		line, col = n.Line, n.Col
