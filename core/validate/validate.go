@@ -455,14 +455,9 @@ func (v *run) cases() error {
 		return err
 	}
 	for _, c := range found {
-		if c.ParseError != "" {
-			src, err := v.files.Read(v.ctx, c.File)
-			if err != nil {
-				return err
-			}
-			_, perr := cases.ParseCaseDocument(c.File, src)
+		if c.ParseError != "" { // the runner's own read and parse (spec 04 CD-01b)
 			var se *cases.CaseSchemaError
-			if !errors.As(perr, &se) {
+			if !errors.As(c.Err, &se) {
 				v.diags = append(v.diags, spec.Diagnostic{Severity: "error", Code: "case.invalid", File: c.File, Message: c.ParseError})
 				continue
 			}
@@ -475,12 +470,12 @@ func (v *run) cases() error {
 		if c.Doc == nil {
 			continue
 		}
-		src, err := v.files.Read(v.ctx, c.File)
-		if err != nil {
-			return err
-		}
+		var tree *yamltree.Node // the file's positions, decoded when a finding needs one
 		at := func(d spec.Diagnostic, keys ...string) spec.Diagnostic {
-			d.Line, d.Column = keyPosition(src, keys...)
+			if tree == nil {
+				tree, _ = yamltree.Decode(c.Source, yamltree.Options{})
+			}
+			d.Line, d.Column = keyPosition(tree, keys...)
 			return d
 		}
 		if id := c.Doc.TriggerID(); v.sp != nil && id != spec.ManualTrigger && v.sp.Trigger(id) == nil {
@@ -510,12 +505,11 @@ func (v *run) cases() error {
 	return nil
 }
 
-// keyPosition is the 1-based line and column of the value under keys in a YAML document
-// (the key itself when the value is missing), or zeros.
-func keyPosition(src []byte, keys ...string) (line, col int) {
-	n, refused := yamltree.Decode(src, yamltree.Options{})
+// keyPosition is the 1-based line and column of the value under keys in a decoded YAML
+// document (the key itself when the value is missing), or zeros.
+func keyPosition(n *yamltree.Node, keys ...string) (line, col int) {
 	for _, k := range keys {
-		if refused != nil || n == nil || n.Kind != yamltree.Map {
+		if n == nil {
 			return line, col
 		}
 		e := n.Entry(k)

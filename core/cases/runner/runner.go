@@ -71,6 +71,10 @@ type DiscoveredCase struct {
 	TestsDir   string // workflows/<slug>/tests
 	Doc        *cases.CaseDocument
 	ParseError string
+	// Err is the parse's error (a *cases.CaseSchemaError carries every issue located) and
+	// Source the file's bytes, nil when it could not be read.
+	Err    error
+	Source []byte
 }
 
 // SuiteError: the suite cannot run (an unloadable workflow, a rejected tests: block) —
@@ -172,11 +176,12 @@ func DiscoverCases(ctx context.Context, authored store.Files, testsDir string) (
 		src, err := authored.Read(ctx, f)
 		switch {
 		case err != nil:
-			c.ParseError = fmt.Sprintf("missing test file '%s'", f)
+			c.ParseError, c.Err = fmt.Sprintf("missing test file '%s'", f), err
 		default:
+			c.Source = src
 			doc, perr := cases.ParseCaseDocument(f, src)
 			if perr != nil {
-				c.ParseError = perr.Error()
+				c.ParseError, c.Err = perr.Error(), perr
 			} else {
 				c.Doc = doc
 			}
