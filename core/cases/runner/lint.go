@@ -11,18 +11,10 @@ import (
 	"github.com/archmax-ai/archmax/core/workspace"
 )
 
-// lintCase names what a case refers to that its workflow does not declare — a state, a
-// sub-workflow, a tool — so a typo in an assertion that can only pass vacuously
-// (`trail: {to: aprove, count: 0}`, `notCalledTool: {name: wirte_file}`) or a mock that can
-// never match is reported as a warning rather than passing in silence. extraTools are the
-// host's own tools.
-func lintCase(ctx context.Context, authored store.Files, workflow string, sp *spec.MachineSpec, doc *cases.CaseDocument, extraTools []string) []string {
-	var out []string
-	state := func(where, s string) {
-		if s != "" && sp.State(s) == nil {
-			out = append(out, fmt.Sprintf("%s names '%s', which is not a state of workflow '%s'", where, s, workflow))
-		}
-	}
+// newCaseLinter gathers, once per suite, what caseLinter.lintCase checks a case's names
+// against: the workflow's states and grants, the states of the workflows it delegates to,
+// the runtime's tools and extraTools, the host's own.
+func newCaseLinter(ctx context.Context, authored store.Files, workflow string, sp *spec.MachineSpec, extraTools []string) *caseLinter {
 	// a decision may be a sub-workflow's, presented through this session (02 §3.7)
 	childStates := map[string]bool{}
 	var delegated []string
@@ -62,9 +54,41 @@ func lintCase(ctx context.Context, authored store.Files, workflow string, sp *sp
 			known[e.Tool] = true
 		}
 	}
-	workflowExists := func(slug string) bool {
-		_, err := authored.Read(ctx, "workflows/"+slug+"/workflow.yaml")
-		return err == nil
+	return &caseLinter{ctx: ctx, authored: authored, workflow: workflow, sp: sp, childStates: childStates, known: known, exists: map[string]bool{}}
+}
+
+// caseLinter holds what lintCase checks names against, built once per suite.
+type caseLinter struct {
+	ctx         context.Context
+	authored    store.Files
+	workflow    string
+	sp          *spec.MachineSpec
+	childStates map[string]bool // the states of the workflows this one delegates to
+	known       map[string]bool // the tools a case may name
+	exists      map[string]bool // workflows looked up so far
+}
+
+func (l *caseLinter) workflowExists(slug string) bool {
+	ok, seen := l.exists[slug]
+	if !seen {
+		_, err := l.authored.Stat(l.ctx, "workflows/"+slug+"/workflow.yaml")
+		ok = err == nil
+		l.exists[slug] = ok
+	}
+	return ok
+}
+
+// lintCase names what a case refers to that its workflow does not declare — a state, a
+// sub-workflow, a tool — so a typo in an assertion that can only pass vacuously
+// (`trail: {to: aprove, count: 0}`, `notCalledTool: {name: wirte_file}`) or a mock that can
+// never match is reported as a warning rather than passing in silence.
+func (l *caseLinter) lintCase(doc *cases.CaseDocument) []string {
+	var out []string
+	sp, workflow, childStates, known, workflowExists := l.sp, l.workflow, l.childStates, l.known, l.workflowExists
+	state := func(where, s string) {
+		if s != "" && sp.State(s) == nil {
+			out = append(out, fmt.Sprintf("%s names '%s', which is not a state of workflow '%s'", where, s, workflow))
+		}
 	}
 	tool := func(where, name string) {
 		if slug, ok := spec.WorkflowSlugFromToolName(name); ok {

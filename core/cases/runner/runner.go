@@ -115,6 +115,7 @@ func RunTests(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Discovered = len(found)
+	lint := newCaseLinter(ctx, opts.Authored, opts.Workflow, sp, opts.HostTools)
 	runID := fmt.Sprintf("test-run-%d", opts.Now().UnixMilli())
 	for _, c := range found {
 		if opts.Filter != "" && !strings.Contains(c.File, opts.Filter) {
@@ -127,7 +128,7 @@ func RunTests(ctx context.Context, opts Options) (*Result, error) {
 		if opts.OnCaseStart != nil {
 			opts.OnCaseStart(c.File, sid)
 		}
-		r := runCase(ctx, opts, sp, c, sid)
+		r := runCase(ctx, opts, sp, lint, c, sid)
 		res.Results = append(res.Results, r)
 		if cases.ExitCodeForVerdict(r.Verdict) != 0 {
 			res.ExitCode = 1
@@ -240,7 +241,7 @@ type caseRun struct {
 
 // runCase runs one case and returns its result; it never fails for the case's own reasons
 // (spec 04 ST-30…ST-44).
-func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *DiscoveredCase, sid string) cases.CaseResult {
+func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, lint *caseLinter, c *DiscoveredCase, sid string) cases.CaseResult {
 	start := opts.Now()
 	res := cases.CaseResult{ID: c.ID, File: c.File}
 	finish := func() cases.CaseResult {
@@ -261,7 +262,7 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, c *Discove
 	}
 	cr := &caseRun{opts: opts, c: c, doc: doc, sid: sid}
 	res.SessionID = sid
-	res.Warnings = lintCase(ctx, opts.Authored, opts.Workflow, sp, doc, opts.HostTools)
+	res.Warnings = lint.lintCase(doc)
 	// next is the first step not yet run: on a halt or a death every assertion from there on
 	// reports one not-executed record (ST-42) — an executed step that yielded none does not
 	next := 0

@@ -104,6 +104,7 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 			flow.event(e)
 		}
 	}
+	judge := judgeConfig(ctx, authored, workflow) // the suite's, read once
 	newTarget := func(ctx context.Context, c *runner.DiscoveredCase, script []byte) (*runner.Target, error) {
 		opts := localrunner.Options{Workspace: f.workspace, StoreDir: f.store, MemoryStore: f.store == "",
 			ModelID: f.modelID, Region: f.region, Events: onEvent}
@@ -128,7 +129,7 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 			return nil, err
 		}
 		t := &runner.Target{Engine: eng, Close: env.Close, Unused: env.Unused}
-		if j := judgeConfig(ctx, authored, workflow); j != nil {
+		if j := judge; j != nil {
 			id := j.Model // `judge: {}` is the environment's default model (JG-02)
 			if id == "" {
 				id = env.ModelID()
