@@ -470,7 +470,7 @@ func appendJS(b []byte, v any) []byte {
 	case mtkNumber:
 		return NumberValue(mtFloat(x)).appendScalar(b)
 	case mtkString:
-		return appendJSONString(b, x.(string))
+		return spec.AppendJSONString(b, x.(string))
 	case mtkList:
 		b = append(b, '[')
 		for i, e := range x.([]any) {
@@ -492,7 +492,7 @@ func appendJS(b []byte, v any) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, key)
+			b = spec.AppendJSONString(b, key)
 			b = append(b, ':')
 			b = appendJS(b, m[key])
 		}

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/archmax-ai/archmax/core/spec"
 )
@@ -591,7 +590,7 @@ func (v Value) appendCompact(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, f.Key)
+			b = spec.AppendJSONString(b, f.Key)
 			b = append(b, ':')
 			b = f.Value.appendCompact(b)
 		}
@@ -625,7 +624,7 @@ func (v Value) appendIndented(b []byte, indent string) []byte {
 			}
 			b = append(b, '\n')
 			b = append(b, inner...)
-			b = appendJSONString(b, f.Key)
+			b = spec.AppendJSONString(b, f.Key)
 			b = append(b, ": "...)
 			b = f.Value.appendIndented(b, inner)
 		}
@@ -650,46 +649,13 @@ func (v Value) appendScalar(b []byte) []byte {
 		}
 		return append(b, spec.FormatJSNumber(v.Number)...)
 	case ValueString:
-		return appendJSONString(b, v.Str)
+		return spec.AppendJSONString(b, v.Str)
 	}
 	return append(b, "null"...)
 }
 
-// appendJSONString quotes s as JSON.stringify does: only '"', '\\' and control
-// characters are escaped.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == '"':
-			b = append(b, `\"`...)
-		case r == '\\':
-			b = append(b, `\\`...)
-		case r == '\b':
-			b = append(b, `\b`...)
-		case r == '\f':
-			b = append(b, `\f`...)
-		case r == '\n':
-			b = append(b, `\n`...)
-		case r == '\r':
-			b = append(b, `\r`...)
-		case r == '\t':
-			b = append(b, `\t`...)
-		case r < 0x20:
-			b = append(b, `\u00`...)
-			b = append(b, hexDigits[r>>4], hexDigits[r&0xF])
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
-}
-
 // jsonQuote is JSON.stringify(s).
-func jsonQuote(s string) string { return string(appendJSONString(nil, s)) }
+func jsonQuote(s string) string { return string(spec.AppendJSONString(nil, s)) }
 
 // --- Clock ----------------------------------------------------------------------
 

@@ -266,7 +266,7 @@ func renderRecord(record []JudgeEvidenceEntry) string {
 	}
 	kept, total := 0, 0
 	for i := len(lines) - 1; i >= 0; i-- {
-		next := total + utf16Length(lines[i]) + 1
+		next := total + spec.UTF16Len(lines[i]) + 1
 		if kept > 0 && next > MaxRecordChars {
 			break
 		}
@@ -313,7 +313,7 @@ func evidenceValue(v any) string {
 // capValue caps s at MaxValueChars UTF-16 code units with ` …(+<n> chars)`, n being the
 // units dropped (a character straddling the cap is dropped whole).
 func capValue(s string) string {
-	total := utf16Length(s)
+	total := spec.UTF16Len(s)
 	if total <= MaxValueChars {
 		return s
 	}
@@ -490,7 +490,7 @@ func readScore(raw json.RawMessage) float64 {
 		}
 		return f // ±Inf on overflow, as JSON.parse
 	case string:
-		t := jsTrim(s)
+		t := spec.JSTrim(s)
 		switch t {
 		case "":
 			return 0

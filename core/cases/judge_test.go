@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/transcript"
 )
 
@@ -284,7 +285,7 @@ func TestRenderJudgeEvidence(t *testing.T) {
 	}
 	total := 0
 	for _, l := range lines[1:] {
-		total += utf16Length(l) + 1
+		total += spec.UTF16Len(l) + 1
 	}
 	if total > MaxRecordChars || total+715 <= MaxRecordChars {
 		t.Errorf("JG-03 budget kept %d units in %d lines", total, kept)

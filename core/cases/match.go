@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dlclark/regexp2/v2"
 	"github.com/dlclark/regexp2/v2/syntax"
@@ -91,7 +90,7 @@ func (e *malformedRegexError) Error() string { return e.reason }
 // schemaMessage is the complete MT-04 text:
 // `malformed regex "<raw, JSON-quoted>": <engine message>`.
 func (e *malformedRegexError) schemaMessage() string {
-	return "malformed regex " + mtQuote(e.raw) + ": " + e.reason
+	return "malformed regex " + jsonQuote(e.raw) + ": " + e.reason
 }
 
 // malformedRegexFailure is the error TextMatches returns for a malformed
@@ -232,7 +231,7 @@ func regexSearch(raw string, re *regexp2.Regexp, subject string) (bool, error) {
 	if errors.Is(err, regexp2.ErrBacktrackingStackLimit) {
 		why = "backtracking limit exceeded"
 	}
-	return false, fmt.Errorf("regex %s: %w (%s)", mtQuote(raw), ErrRegexAborted, why)
+	return false, fmt.Errorf("regex %s: %w (%s)", jsonQuote(raw), ErrRegexAborted, why)
 }
 
 // TextMatches reports whether one text token matches text (MT-01…MT-06, the
@@ -648,41 +647,4 @@ func mtAbs(i int) int {
 		return -i
 	}
 	return i
-}
-
-// mtQuote renders s as JavaScript's JSON.stringify does: `"` and `\` escaped,
-// \b \f \n \r \t, other C0 controls as \u00xx, everything else (U+2028 and
-// U+2029 included, no HTML escaping) verbatim.
-func mtQuote(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

@@ -166,7 +166,7 @@ func TestRegexMalformed(t *testing.T) {
 				t.Fatalf("validateRegexForm not wired to compileRegexForm: %v", verr)
 			}
 			// Framed as the parser frames it: the full MT-04 message.
-			if got := "malformed regex " + mtQuote(tc.in) + ": " + err.Error(); got != tc.msg {
+			if got := "malformed regex " + jsonQuote(tc.in) + ": " + err.Error(); got != tc.msg {
 				t.Fatalf("framed message\n got %s\nwant %s", got, tc.msg)
 			}
 			// MT-04: never matched as a literal; TextMatches reports the full message.
@@ -199,7 +199,7 @@ func TestRegexQuoteLikeJSONStringify(t *testing.T) {
 		`\u2028`:         `"\\u2028"`,
 	}
 	for in, want := range tests {
-		if got := mtQuote(in); got != want {
+		if got := jsonQuote(in); got != want {
 			t.Errorf("MT-04 mtQuote(%q) = %s; want %s", in, got, want)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/yamltree"
@@ -381,25 +380,13 @@ func (p *parser) variableMap(n *node, path, typeMsg string) Fields {
 
 // --- Prose ------------------------------------------------------------------------
 
-// isJSSpace reports the characters JavaScript's \s and trim() treat as whitespace.
-func isJSSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0x00A0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200A
-}
-
-// jsTrim is JavaScript's String.prototype.trim.
-func jsTrim(s string) string { return strings.TrimFunc(s, isJSSpace) }
-
 // collapseWhitespace trims both ends and turns every whitespace run into one space
 // (CD-01; the reference's value.replace(/\s+/g, " ").trim()).
 func collapseWhitespace(s string) string {
 	var b strings.Builder
 	space := false
 	for _, r := range s {
-		if isJSSpace(r) {
+		if spec.IsJSSpace(r) {
 			space = true
 			continue
 		}
@@ -410,15 +397,6 @@ func collapseWhitespace(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// utf16Length is s's length in UTF-16 code units (JavaScript's String length).
-func utf16Length(s string) int {
-	n := 0
-	for _, r := range s {
-		n += utf16.RuneLen(r)
-	}
-	return n
 }
 
 // --- The document -----------------------------------------------------------------
@@ -481,10 +459,10 @@ func (p *parser) prose(root *node, key, requiredMsg, tooLongMsg string, limit in
 	switch {
 	case collapsed == "":
 		p.at(key, n, requiredMsg)
-	case title && strings.Contains(jsTrim(n.Str), "\n"):
+	case title && strings.Contains(spec.JSTrim(n.Str), "\n"):
 		p.at(key, n, msgTitleSingleLine)
-	case utf16Length(collapsed) > limit:
-		p.at(key, n, fmt.Sprintf(tooLongMsg, utf16Length(collapsed)))
+	case spec.UTF16Len(collapsed) > limit:
+		p.at(key, n, fmt.Sprintf(tooLongMsg, spec.UTF16Len(collapsed)))
 	}
 	return collapsed
 }

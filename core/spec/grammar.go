@@ -51,7 +51,7 @@ func CheckVariableName(name, source string) error {
 // trimmed first. A refused path is *InvalidSessionPathError whose Reason is the
 // grammar's text, checked in the spec's order.
 func ParseSessionPath(p string) ([]string, error) {
-	raw := jsTrim(p)
+	raw := JSTrim(p)
 	reason := ""
 	segments := strings.Split(raw, ".")
 	switch {
@@ -142,7 +142,7 @@ func SessionIDFromPath(vars map[string]any, path []string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if s, isString := v.(string); isString && jsTrim(s) != "" {
+	if s, isString := v.(string); isString && JSTrim(s) != "" {
 		return s, true
 	}
 	if f, isNumber := jsonNumber(v); isNumber && !isNonFinite(f) {
@@ -151,16 +151,18 @@ func SessionIDFromPath(vars map[string]any, path []string) (string, bool) {
 	return "", false
 }
 
-// jsTrim trims what JavaScript's String.prototype.trim trims: ECMAScript WhiteSpace and
-// LineTerminator code points.
-func jsTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool {
-		switch r {
-		case '\t', '\n', '\v', '\f', '\r', ' ', 0x00A0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-			return true
-		}
-		return r >= 0x2000 && r <= 0x200A
-	})
+// JSTrim trims what JavaScript's String.prototype.trim trims: ECMAScript WhiteSpace and
+// LineTerminator code points (IsJSSpace).
+func JSTrim(s string) string { return strings.TrimFunc(s, IsJSSpace) }
+
+// IsJSSpace reports whether r is ECMAScript WhiteSpace or a LineTerminator (what \s and
+// String.prototype.trim match).
+func IsJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0x00A0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200A
 }
 
 // WorkflowSlugRejection is the workflow-slug diagnostic of spec 01 §6.1 for a slug

@@ -62,7 +62,7 @@ func appendJSON(b []byte, n *node, sorted bool) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, e.Key)
+			b = AppendJSONString(b, e.Key)
 			b = append(b, ':')
 			b = appendJSON(b, e.Val, sorted)
 		}
@@ -92,7 +92,7 @@ func appendIndented(b []byte, n *node, indent string) []byte {
 				b = append(b, ',')
 			}
 			b = append(append(b, '\n'), inner...)
-			b = append(appendJSONString(b, e.Key), ": "...)
+			b = append(AppendJSONString(b, e.Key), ": "...)
 			b = appendIndented(b, e.Val, inner)
 		}
 		return append(append(append(b, '\n'), indent...), '}')
@@ -103,7 +103,7 @@ func appendIndented(b []byte, n *node, indent string) []byte {
 func appendScalar(b []byte, n *node) []byte {
 	switch n.Kind {
 	case yamltree.String:
-		return appendJSONString(b, n.Str)
+		return AppendJSONString(b, n.Str)
 	case yamltree.Number:
 		if math.IsNaN(n.Num) || math.IsInf(n.Num, 0) {
 			return append(b, "null"...) // JSON.stringify writes non-finite numbers as null
@@ -118,10 +118,10 @@ func appendScalar(b []byte, n *node) []byte {
 	return append(b, "null"...)
 }
 
-// appendJSONString quotes s as JSON.stringify does: `"` and `\` escaped, \b \f \n \r
+// AppendJSONString quotes s as JSON.stringify does: `"` and `\` escaped, \b \f \n \r
 // \t short forms, other C0 controls as \u00xx, nothing else escaped. Invalid UTF-8
 // bytes are written as U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
+func AppendJSONString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	for _, r := range s {

@@ -382,7 +382,7 @@ func (l *loader) str(n *node, field string) string {
 
 // nonEmpty reads a string whose trim is not empty (§2.1); msg replaces the default.
 func (l *loader) nonEmpty(n *node, field, code, msg string) string {
-	if n.Kind != yamltree.String || jsTrim(n.Str) == "" {
+	if n.Kind != yamltree.String || JSTrim(n.Str) == "" {
 		l.failAt(code, field, n, msg)
 	}
 	return n.Str
@@ -406,7 +406,7 @@ func (l *loader) modelID(n *node, field string) string {
 	switch {
 	case n.Kind != yamltree.String:
 		l.failAt("schema.model-id", field, n, msgModelID)
-	case jsTrim(n.Str) == "":
+	case JSTrim(n.Str) == "":
 		l.failAt("schema.model-id", field, n, msgNonEmpty)
 	}
 	return n.Str
@@ -1093,7 +1093,7 @@ func (l *loader) mountGrant(n *node, field string) (MountGrant, bool) {
 
 // mountName checks the mount-name grammar (§6.6).
 func (l *loader) mountName(s string, n *node, field string) bool {
-	ok := s != "" && s == jsTrim(s) && !strings.ContainsAny(s, "*?[]{}") &&
+	ok := s != "" && s == JSTrim(s) && !strings.ContainsAny(s, "*?[]{}") &&
 		!strings.HasPrefix(s, "/") && !strings.HasSuffix(s, "/")
 	for _, seg := range strings.Split(s, "/") {
 		ok = ok && seg != "" && seg != "." && seg != ".."
@@ -1114,7 +1114,7 @@ func (l *loader) triggers(n *node, field, slug string) []*Trigger {
 	}
 	out := make([]*Trigger, 0, len(n.Entries))
 	for _, e := range n.Entries {
-		if jsTrim(e.Key) == "" {
+		if JSTrim(e.Key) == "" {
 			l.fail("trigger.id-empty", field, e.Line, e.Col, "a trigger id must be a non-empty string")
 			continue
 		}
@@ -1144,7 +1144,7 @@ func (l *loader) triggers(n *node, field, slug string) []*Trigger {
 			case "connection":
 				tr.Connection = l.nonEmpty(v, df, "trigger.connection", "must be a non-empty string naming the access connection in the host's environment.")
 			case "description":
-				tr.Description = jsTrim(l.nonEmpty(v, df, "trigger.description", "must be a non-empty string telling a caller what calling this entry does."))
+				tr.Description = JSTrim(l.nonEmpty(v, df, "trigger.description", "must be a non-empty string telling a caller what calling this entry does."))
 			case "requires":
 				tr.Requires = l.signature(v, df, d.Key)
 			case "returns":
@@ -1176,7 +1176,7 @@ func (l *loader) sessionPath(n *node, field, typeMsg string) string {
 	var bad *InvalidSessionPathError
 	if errors.As(err, &bad) {
 		l.failAt("trigger.session-path", field, n, bad.Reason)
-		return jsTrim(n.Str)
+		return JSTrim(n.Str)
 	}
 	return strings.Join(segs, ".")
 }
@@ -1264,12 +1264,12 @@ func (l *loader) signatureEntry(n *node, field string) (SignatureEntry, bool) {
 			}
 			ent.Type = e.Val.Str
 		case "description":
-			if e.Val.Kind != yamltree.String || jsTrim(e.Val.Str) == "" {
+			if e.Val.Kind != yamltree.String || JSTrim(e.Val.Str) == "" {
 				l.failAt("signature.description-blank", f, e.Val, "'description' "+msgNonEmpty)
 				ok = false
 				continue
 			}
-			ent.Description = jsTrim(e.Val.Str)
+			ent.Description = JSTrim(e.Val.Str)
 		default:
 			l.fail("signature.unknown-key", field, e.Line, e.Col, fmt.Sprintf("%s declares '%s', which a signature entry does not take: "+
 				"it has 'name', 'type' and 'description' only.", label, e.Key))

@@ -53,7 +53,7 @@ func scan(s string) []span {
 	matches := referencePattern.FindAllStringSubmatchIndex(s, -1)
 	spans := make([]span, 0, len(matches))
 	for _, m := range matches {
-		parts := strings.Split(jsTrim(s[m[4]:m[5]]), ".")
+		parts := strings.Split(JSTrim(s[m[4]:m[5]]), ".")
 		ref := Reference{Raw: s[m[0]:m[1]], Name: parts[0]}
 		if len(parts) > 1 {
 			ref.Path = parts[1:]

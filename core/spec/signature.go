@@ -61,7 +61,7 @@ func NormalizeSignature(list any) []SignatureEntry {
 				entry.Type = t
 			}
 			if d, ok := it["description"].(string); ok {
-				entry.Description = jsTrim(d)
+				entry.Description = JSTrim(d)
 			}
 			entries = append(entries, entry)
 		}
@@ -148,7 +148,7 @@ func arrived(found string, v any) string {
 	case "null":
 		return "null"
 	case "string":
-		if s := v.(string); utf16Length(s) <= 40 {
+		if s := v.(string); UTF16Len(s) <= 40 {
 			return "a string (" + jsonQuote(s) + ")"
 		}
 	case "number":
@@ -242,7 +242,7 @@ func isDateTime(s string) bool {
 
 // isWorkspaceRelative: a non-blank path with no leading '/' and no '..' segment.
 func isWorkspaceRelative(s string) bool {
-	if jsTrim(s) == "" || strings.HasPrefix(s, "/") || strings.HasPrefix(s, `\`) {
+	if JSTrim(s) == "" || strings.HasPrefix(s, "/") || strings.HasPrefix(s, `\`) {
 		return false
 	}
 	return !slices.Contains(strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }), "..")

@@ -49,11 +49,11 @@ func TitleWriteError(v any) string {
 	if strings.ContainsAny(s, "\r\n") {
 		return titleShape + "; this one spans more than one line."
 	}
-	trimmed := jsTrim(s)
+	trimmed := JSTrim(s)
 	if trimmed == "" {
 		return titleShape + "; this one is empty."
 	}
-	if n := utf16Length(trimmed); n > TitleMaxLength {
+	if n := UTF16Len(trimmed); n > TitleMaxLength {
 		return fmt.Sprintf("%s; this one is %d. Shorten it and retry.", titleShape, n)
 	}
 	return ""
@@ -61,7 +61,7 @@ func TitleWriteError(v any) string {
 
 // NormalizeTitle is the value stored for a title TitleWriteError accepted: its trim
 // (spec 01 §5.3).
-func NormalizeTitle(s string) string { return jsTrim(s) }
+func NormalizeTitle(s string) string { return JSTrim(s) }
 
 // jsTypeof names v's kind as JavaScript's typeof would, with null as "null".
 func jsTypeof(v any) string {
@@ -73,8 +73,8 @@ func jsTypeof(v any) string {
 	}
 }
 
-// utf16Length is s's length in UTF-16 code units (JavaScript's String length).
-func utf16Length(s string) int {
+// UTF16Len is s's length in UTF-16 code units (JavaScript's String length).
+func UTF16Len(s string) int {
 	n := 0
 	for _, r := range s {
 		n += utf16.RuneLen(r)

@@ -42,7 +42,7 @@ func (e *WaitUntilError) Refusal() string {
 // years), or an instant past year 9999 (which FormatInstant could not render), is
 // *WaitUntilError.
 func ResolveWaitUntil(now time.Time, until string) (time.Time, error) {
-	value := jsTrim(until)
+	value := JSTrim(until)
 	if value == "" {
 		return time.Time{}, &WaitUntilError{Detail: "'until' is empty."}
 	}
