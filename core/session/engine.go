@@ -329,14 +329,8 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 // has not run): the cursor a host reads before a call to slice what the call appended
 // (spec 02 §5.4).
 func (e *Engine) MessageCount(ctx context.Context, id string) (int, error) {
-	h, err := e.cfg.Log.Get(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return int(h.Messages), nil
+	n, err := messageCount(ctx, e.cfg.Log, id)
+	return int(n), err
 }
 
 // checkTurnFile validates one turn file before anything is written (spec 02 §1.8).

@@ -208,15 +208,19 @@ func (s *Sessions) summarize(ctx context.Context, h *store.Head) *SessionSummary
 // MessageCount is how many messages the session's latest checkpoint holds (0 when it never
 // ran) — the cursor of spec 02 §5.4.
 func (s *Sessions) MessageCount(ctx context.Context, sessionID string) (int64, error) {
-	sum, err := s.Get(ctx, sessionID)
-	var nf *SessionNotFoundError
-	if errors.As(err, &nf) {
+	return messageCount(ctx, s.log, sessionID)
+}
+
+// messageCount reads a session's message count from its head alone; 0 for no session.
+func messageCount(ctx context.Context, log store.Log, sessionID string) (int64, error) {
+	h, err := log.Get(ctx, sessionID)
+	if errors.Is(err, store.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	return sum.MessageCount, nil
+	return h.Messages, nil
 }
 
 // Messages returns up to limit (default 100) messages after the cursor (a message count)
