@@ -9,6 +9,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
 )
 
 // SeedFile is one file placed in a session's workspace before a turn (spec 04 CD-40).
@@ -63,8 +64,7 @@ func (e *Engine) Seed(ctx context.Context, sessionID string, files []SeedFile) e
 // seedZone is the zone that refuses a seed path, "" when it may be seeded.
 func seedZone(p string, mounts []string) string {
 	switch {
-	case p == "" || strings.HasPrefix(p, "/") || strings.Contains(p, "\\") || slices.Contains(strings.Split(p, "/"), "..") ||
-		slices.Contains(strings.Split(p, "/"), "") || slices.Contains(strings.Split(p, "/"), "."):
+	case store.CheckKey(context.Background(), p) != nil || strings.Contains(p, "\\"): // also a leading "/" (an empty segment)
 		return "invalid"
 	}
 	first, _, nested := strings.Cut(p, "/")
