@@ -10,6 +10,7 @@ import (
 var (
 	slugPattern         = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 	variableNamePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	scriptPathPattern   = regexp.MustCompile(`^scripts/[^/].*\.(js|mjs)$`)
 )
 
 // Session-path refusal reasons (spec 01 §4.9), exact texts.
@@ -31,6 +32,22 @@ const MaxDelegationSlug = 47
 // IsDelegationSlug reports whether s can be named by a delegation tool: a slug of at most
 // MaxDelegationSlug characters.
 func IsDelegationSlug(s string) bool { return len(s) <= MaxDelegationSlug && IsSlug(s) }
+
+// IsScriptPath reports whether p is a code state's `script` as V-07 and §6.7 take it: inside
+// the workflow's scripts/ folder, ending .js or .mjs, with no '\' and no empty, "." or ".."
+// segment — so workflows/<slug>/<p> names a file of that folder and nothing else. A path it
+// refuses is never resolved.
+func IsScriptPath(p string) bool {
+	if !scriptPathPattern.MatchString(p) || strings.Contains(p, `\`) {
+		return false
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
 
 // IsVariableName reports whether s matches VARIABLE_NAME_PATTERN ^[a-z][a-z0-9_]*$,
 // no length limit (spec 01 §5.1).

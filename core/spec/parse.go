@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -325,9 +324,6 @@ const (
 		"the every-tool wildcard only denies, in a 'forbid' or 'forbid_always' entry."
 )
 
-var (
-	scriptPath = regexp.MustCompile(`^scripts/[^/].*\.(js|mjs)$`)
-)
 
 // legacyKeys are the hook-era keys 1.0 removed (§0.3, V-21), with migration text.
 var legacyKeys = map[string]string{
@@ -796,15 +792,8 @@ func (l *loader) variable(s string, n *node, field string) bool {
 
 // script checks the script path grammar (§6.7, V-07).
 func (l *loader) script(n *node, field string) string {
-	if n.Kind != yamltree.String || !scriptPath.MatchString(n.Str) || strings.Contains(n.Str, `\`) {
+	if n.Kind != yamltree.String || !IsScriptPath(n.Str) {
 		l.failAt("code.script-path", field, n, msgScriptPath)
-		return n.Str
-	}
-	for _, seg := range strings.Split(n.Str, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			l.failAt("code.script-path", field, n, msgScriptPath)
-			break
-		}
 	}
 	return n.Str
 }

@@ -3,6 +3,7 @@ package validate
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -368,5 +369,36 @@ func TestTransitiveDelegationFindingNamesTheChain(t *testing.T) {
 	d, ok := find(res.Diagnostics, "delegation.invalid-target")
 	if !ok || d.Field != "states.intake.tools.allow.0" || d.Line == 0 || !strings.HasPrefix(d.Message, "via desk → helper: ") {
 		t.Fatalf("%+v\n%s", d, codes(res.Diagnostics))
+	}
+}
+
+// V-07: a script path the schema refuses is reported once, as code.script-path, and never
+// resolved — no existence (V-22) or import (V-23) check runs on where it points, so a path
+// out of the workspace cannot end the run as workspace.unreadable and a path into another
+// workflow's scripts/ does not judge that workflow's file. Every other pass still reports.
+func TestRefusedScriptPathIsNotResolved(t *testing.T) {
+	for _, p := range []string{
+		"scripts/../../other/scripts/x.js", // into a sibling workflow, whose script imports node:fs
+		"scripts/../../../../outside.js",   // out of the workspace
+		"../check.js",
+		"scripts/./check.js",
+		"/etc/check.js",
+	} {
+		t.Run(p, func(t *testing.T) {
+			res := validateEdited(t, []edit{
+				{wf, "script: scripts/check.js", "script: " + p},
+				{"workflows/other/scripts/x.js", "", "import fs from \"node:fs\";\nexport default () => {};\n"},
+				{wf, "allow_always: [policy]", "allow_always: [policy, ledger]"},                 // V-26
+				{"workflows/desk/tests/draft.test.yaml", "fixtures/note.md", "fixtures/gone.md"},
+			}, Options{})
+			var got []string
+			for _, d := range res.Diagnostics {
+				got = append(got, d.Code+" "+d.Field)
+			}
+			want := []string{"case.fixture-missing workspace.scratchpad/note.md", "code.script-path states.check.script", "skills.unknown skills.allow_always.1"}
+			if slices.Sort(got); !slices.Equal(got, want) {
+				t.Fatalf("got\n%s\nwant exactly %q", codes(res.Diagnostics), want)
+			}
+		})
 	}
 }

@@ -252,10 +252,12 @@ func (v *run) readOnly(p string) bool {
 }
 
 // scripts: every code state's script exists (V-22), parses and imports only
-// @archmax-ai/harness/* (V-23), as the sandbox will prepare it.
+// @archmax-ai/harness/* (V-23), as the sandbox will prepare it. A path V-07 refuses (already
+// reported by the schema) is not resolved: it could leave the workspace or name another
+// workflow's file.
 func (v *run) scripts() error {
 	for _, st := range v.sp.States {
-		if st.Type != "code" || st.Script == "" {
+		if st.Type != "code" || !spec.IsScriptPath(st.Script) {
 			continue
 		}
 		field := "states." + st.Slug + ".script"
