@@ -324,7 +324,6 @@ const (
 		"the every-tool wildcard only denies, in a 'forbid' or 'forbid_always' entry."
 )
 
-
 // legacyKeys are the hook-era keys 1.0 removed (§0.3, V-21), with migration text.
 var legacyKeys = map[string]string{
 	"before": "'before' hooks were removed in 1.0: put a 'type: code' state (a script) or a 'type: grader' " +
@@ -782,9 +781,19 @@ func (l *loader) state(se entry) *State {
 	return st
 }
 
+// variable checks a run-variable name (§5.1) where a state's `requires` lists it.
 func (l *loader) variable(s string, n *node, field string) bool {
+	return l.variableName("schema.variable-name", s, n, field)
+}
+
+// signatureName checks a signature entry's name (§4.4): R-06's, so coded signature.*.
+func (l *loader) signatureName(s string, n *node, field string) bool {
+	return l.variableName("signature.name-invalid", s, n, field)
+}
+
+func (l *loader) variableName(code, s string, n *node, field string) bool {
 	if !IsVariableName(s) {
-		l.failAt("schema.variable-name", field, n, fmt.Sprintf("'%s' %s", s, msgVariable))
+		l.failAt(code, field, n, fmt.Sprintf("'%s' %s", s, msgVariable))
 		return false
 	}
 	return true
@@ -1216,7 +1225,7 @@ var reservedReturns = map[string]string{
 func (l *loader) signatureEntry(n *node, field string) (SignatureEntry, bool) {
 	switch n.Kind {
 	case yamltree.String:
-		return SignatureEntry{Name: n.Str}, l.variable(n.Str, n, field)
+		return SignatureEntry{Name: n.Str}, l.signatureName(n.Str, n, field)
 	case yamltree.Map:
 	default:
 		l.failAt("signature.name-invalid", field, n, fmt.Sprintf("'%s' is not a valid run-variable name", text(n)))
@@ -1238,7 +1247,7 @@ func (l *loader) signatureEntry(n *node, field string) (SignatureEntry, bool) {
 		if name.Str != "" {
 			label = fmt.Sprintf("Entry '%s'", name.Str)
 		}
-		ok = l.variable(name.Str, name, join(field, "name"))
+		ok = l.signatureName(name.Str, name, join(field, "name"))
 	}
 	for _, e := range n.Entries {
 		f := join(field, e.Key)
