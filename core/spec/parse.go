@@ -223,23 +223,25 @@ func invalidUTF8(src []byte) *Diagnostic {
 	return nil
 }
 
-// yamlFinding records what the tree refused (§2.13 rules 4, 5 and merge keys).
+// yamlFinding records what the tree refused (§2.13 rules 3–5 and merge keys). A repeated
+// key is located at its second occurrence and named by its own path (P-01).
 func (l *loader) yamlFinding(f yamltree.Finding) {
 	var code, msg string
+	field := f.Path
 	switch f.Problem {
 	case yamltree.AliasBomb:
 		code, msg = "yaml.alias-expansion", "aliases expand this document far beyond its source size; refusing it (alias bomb?)"
 	case yamltree.AliasCycle:
 		code, msg = "yaml.alias-expansion", fmt.Sprintf("alias '*%s' refers to a node that contains it", f.Name)
 	case yamltree.DuplicateKey:
-		code, msg = "yaml.duplicate-key",
-			fmt.Sprintf("key %q is repeated in this mapping (first at line %d); a mapping cannot repeat a key", f.Name, f.FirstLine)
+		code, msg, field = "yaml.duplicate-key",
+			fmt.Sprintf("key %q is repeated in this mapping (first at line %d); a mapping cannot repeat a key", f.Name, f.FirstLine), join(f.Path, f.Name)
 	case yamltree.NonStringKey:
 		code, msg = "yaml.non-string-key", fmt.Sprintf("mapping keys must be strings; quote the key %q", f.Name)
 	case yamltree.BadMerge:
 		code, msg = "yaml.merge", "a merge key '<<' takes a mapping or a list of mappings"
 	}
-	l.fail(code, f.Path, f.Line, f.Col, msg)
+	l.fail(code, field, f.Line, f.Col, msg)
 }
 
 // governingDoc is the document specHash and the snapshot cover (§9.1 steps 1–2):

@@ -280,8 +280,11 @@ func TestLoadBlockingRules(t *testing.T) {
 		{"§2.11 metadata must be a mapping", "metadata: [a]\n" + minimal, "schema.type", "metadata", "[a]", "must be a mapping"},
 		{"§3.3.8 state requires names", strings.Replace(minimal, "  done:\n", "  done:\n    requires: [ok, Not-ok]\n", 1), "schema.variable-name", "states.done.requires.1", "Not-ok", ""},
 		{"P-15 absolute evidence path", strings.Replace(minimal, "  done:\n", "  done:\n    evidence: [/etc/passwd]\n", 1), "human.evidence-path", "states.done.evidence.0", "/etc", ""},
-		{"P-01 duplicate state", minimal + "  start:\n    summary: again\n", "yaml.duplicate-key", "states", "start:\n    summary", ""},
-		{"P-01 duplicate key in a flow mapping", strings.Replace(minimal, "  done:\n", "  done:\n    budget: { maxTurns: 1, maxTurns: 2 }\n", 1), "yaml.duplicate-key", "states.done.budget", "maxTurns: 2", ""},
+		// P-01: the finding names the duplicated key's own path, at its second occurrence
+		{"P-01 duplicate state", minimal + "  start:\n    summary: again\n", "yaml.duplicate-key", "states.start", "start:\n    summary", ""},
+		{"P-01 duplicate key in a flow mapping", strings.Replace(minimal, "  done:\n", "  done:\n    budget: { maxTurns: 1, maxTurns: 2 }\n", 1), "yaml.duplicate-key", "states.done.budget.maxTurns", "maxTurns: 2", ""},
+		{"P-01 duplicate state key", strings.Replace(minimal, "  done:\n", "  done:\n    title: Done\n    title: Finished\n", 1), "yaml.duplicate-key", "states.done.title", "title: Finished", ""},
+		{"P-01 duplicate root key", "title: A\ntitle: B\n" + minimal, "yaml.duplicate-key", "title", "title: B", ""},
 		{"§2.13 rule 5 non-string key", strings.Replace(minimal, "      manual:\n", "      manual:\n      1: {}\n", 1), "yaml.non-string-key", "states.start.triggers", "1: {}", ""},
 	}
 	for _, tc := range tests {

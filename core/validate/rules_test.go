@@ -148,6 +148,7 @@ type ruleCase struct {
 	sev   string
 	valid []edit
 	opts  Options
+	field string // when set, the finding's Field
 }
 
 var ruleCases = []ruleCase{
@@ -247,7 +248,8 @@ var ruleCases = []ruleCase{
 	{rule: "R-25 case fixture escapes", bad: []edit{{"workflows/desk/tests/draft.test.yaml", "fixtures/note.md", "../workflow.yaml"}}, code: "case.fixture-escapes", sev: "error"},
 	{rule: "R-26 disabled", bad: in("title: Desk\n", "title: Desk\ndisabled: true\n"), code: "spec.disabled", sev: "warning"},
 	// 8.3.3 — the proposed rules
-	{rule: "P-01 duplicate key", bad: in("  done:\n    instructions: Tell the requester the outcome.\n", "  done:\n    instructions: Tell the requester the outcome.\n    instructions: Again.\n"), code: "yaml.duplicate-key", sev: "error"},
+	{rule: "P-01 duplicate key", bad: in("  done:\n    instructions: Tell the requester the outcome.\n", "  done:\n    instructions: Tell the requester the outcome.\n    instructions: Again.\n"), code: "yaml.duplicate-key", sev: "error",
+		field: "states.done.instructions"},
 	{rule: "P-08 duplicate transition target", bad: in("        type: approve\n", "        type: approve\n      - to: done\n        description: Decline.\n        type: reject\n"), code: "transition.duplicate-target", sev: "error"},
 	{rule: "P-10 budget on a human state", bad: in("    instructions: Approve or decline the request.\n", "    instructions: Approve or decline the request.\n    budget: { maxTurns: 2 }\n"), code: "human.key-refused", sev: "error"},
 	{rule: "P-11 on_error to itself", bad: in("    on_error: review\n", "    on_error: judge\n"), code: "state.on-error-self", sev: "error"},
@@ -283,7 +285,7 @@ func TestRules(t *testing.T) {
 				if !ok {
 					t.Fatalf("no %s in %s", tc.code, codes(res.Diagnostics))
 				}
-				if d.Severity != tc.sev || d.Message == "" || d.File == "" || d.Hint == "" {
+				if d.Severity != tc.sev || d.Message == "" || d.File == "" || d.Hint == "" || (tc.field != "" && d.Field != tc.field) {
 					t.Errorf("%+v", d)
 				}
 				if (d.File == wf || strings.HasSuffix(d.File, ".test.yaml")) && d.Field != "" && d.Line == 0 && !absentKey[d.Code] {
