@@ -326,6 +326,9 @@ func (r *run) runToolCalls(st *spec.State, calls []transcript.ToolCall) (stepRes
 // writeTodosTool is the planning tool; its plan lives in the session record (BR-48).
 const writeTodosTool = "write_todos"
 
+// readFileTool is the file tool whose answer a script receives as the file text (03 BR-12a).
+const readFileTool = "read_file"
+
 // refusal is a call answered without running: governance's block (Blocked), a malformed
 // reference or an unknown tool. Terminal marks a block that fails the state (GOV-33).
 type refusal struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/workspace"
 )
 
 // decision is what an automated run (a code state's script, a grader) decided through its
@@ -142,6 +143,11 @@ func (h *scriptCalls) Call(ctx context.Context, tool, callID string, raw json.Ra
 	}
 	if err != nil || h.closed {
 		return "", aborted
+	}
+	if tool == readFileTool {
+		// a script reads the file text, not the model's page (03 BR-12a); the tool-result
+		// event above keeps the tool's own answer
+		return workspace.ScriptText(text), nil
 	}
 	return text, nil
 }
