@@ -19,9 +19,9 @@ import (
 )
 
 // ErrScriptMismatch is the X-Amzn-Errortype of a call the script cannot answer (no entry
-// left, or an `expect` miss). It is sent with HTTP 400, which no client retries, so the
-// failure surfaces at once with the script's message.
-const ErrScriptMismatch = "ScriptedModelException"
+// left, no remaining entry matching, or an `expect` miss). It is sent with HTTP 400, which
+// no client retries, so the failure surfaces at once with the script's one-line message.
+const ErrScriptMismatch = scripted.MismatchErrorType
 
 // Requestmetadata keys the fake reads (spec 05 "How the fake knows who is calling").
 const (

@@ -133,8 +133,23 @@ func TestScriptMismatchAndFaults(t *testing.T) {
 		t.Errorf("after the fault: %d %s", status, resp)
 	}
 	status, hdr, resp := post(t, hs.URL, b)
-	if status != 400 || hdr.Get("X-Amzn-Errortype") != ErrScriptMismatch || !strings.Contains(resp, "no entry left") || !strings.Contains(resp, "agent call 1") {
-		t.Errorf("exhausted: %d %q %s", status, hdr.Get("X-Amzn-Errortype"), resp)
+	if want := `{"message":"scripted model: t.model.yaml: agent call 1: no entry left (state (none), turn (none), last user text \"hi\")"}`; status != 400 || hdr.Get("X-Amzn-Errortype") != ErrScriptMismatch || resp != want {
+		t.Errorf("exhausted: %d %q %s\nwant %s", status, hdr.Get("X-Amzn-Errortype"), resp, want)
+	}
+}
+
+// A call the script's remaining entries do not match is refused with the script's one-line
+// message naming the state and turn the request's metadata carried and what is left.
+func TestScriptMismatchListsRemainingEntries(t *testing.T) {
+	fake, hs := newServer(t, "agent:\n  - when: {state: check-grants, turn: 2}\n    text: later\n")
+	b := body(u1, `,"requestMetadata":{"archmax.role":"agent","archmax.state":"screen","archmax.turn":"1"}`)
+	status, hdr, resp := post(t, hs.URL, b)
+	want := `{"message":"scripted model: t.model.yaml: agent call 0: no remaining entry matches state screen, turn 1 (remaining: {state: check-grants, turn: 2} at line 2)"}`
+	if status != 400 || hdr.Get("X-Amzn-Errortype") != ErrScriptMismatch || resp != want {
+		t.Errorf("got %d %q %s\nwant %s", status, hdr.Get("X-Amzn-Errortype"), resp, want)
+	}
+	if recs := fake.Requests(); len(recs) != 1 || recs[0].ErrorType != ErrScriptMismatch {
+		t.Errorf("recorded %+v", recs)
 	}
 }
 

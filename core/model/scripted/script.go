@@ -5,11 +5,19 @@ package scripted
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
+
+// MismatchErrorType is the Bedrock error name (X-Amzn-Errortype) under which a server
+// answers a call Next refused — no entry left, no remaining entry matching, an `expect`
+// miss — so a host can tell a script that could not serve a call from a scripted fault.
+const MismatchErrorType = "ScriptedModelException"
 
 // Roles a script may answer (spec 05 "Shape").
 var Roles = []string{"agent", "grader", "judge"}
@@ -155,8 +163,10 @@ func (s *Script) Fault(role string, callIndex int) (errName string, ok bool) {
 // Next answers call c: the first unconsumed entry of c.Role whose `when` matches, checked
 // against its `expect`, with tool-use ids generated as "tu_<role>_<call index>_<n>" where
 // the script omits them. The entry is consumed and the role's call index advances even when
-// an expect check fails. No matching entry is an error naming role, state, turn and call
-// index; an expect miss is an error naming the entry's line and the failed check.
+// an expect check fails. No matching entry is a one-line error naming the file, role, call
+// index, state and turn: "no entry left" when the role has none, else "no remaining entry
+// matches …" listing the remaining entries' `when`; an expect miss is an error naming the
+// entry's line and the failed check.
 func (s *Script) Next(c Call) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -180,12 +190,70 @@ func (s *Script) Next(c Call) (*Entry, error) {
 		}
 		return &out, nil
 	}
-	return nil, fmt.Errorf("scripted model: no entry left in %s for %s call %d (state %q, turn %d, last user text %q)",
-		s.file, c.Role, idx, c.State, c.Turn, abbreviate(c.LastUserText))
+	return nil, s.mismatch(c, idx)
+}
+
+// maxListed is how many remaining entries a mismatch lists before "and N more".
+const maxListed = 8
+
+// mismatch is the one-line error of a call no entry answers: "no entry left" when the role
+// has none left, else "no remaining entry matches state S, turn N" listing the remaining
+// entries' `when` (no remaining entry lacks one: an entry without `when` matches any call).
+// The call's last user text is named when the role has none left, or when a remaining entry
+// tests it.
+func (s *Script) mismatch(c Call, idx int) error {
+	where := "state " + orNone(c.State != "", scalar(c.State)) + ", turn " + orNone(c.Turn > 0, strconv.Itoa(c.Turn))
+	text := fmt.Sprintf(", last user text %q", abbreviate(c.LastUserText))
+	var remaining []string
+	more, testsText := 0, false
+	for _, e := range s.entries[c.Role] {
+		if e.consumed {
+			continue
+		}
+		testsText = testsText || e.when.lastUserText != nil
+		if len(remaining) == maxListed {
+			more++
+			continue
+		}
+		remaining = append(remaining, fmt.Sprintf("%s at line %d", e.when, e.line))
+	}
+	prefix := fmt.Sprintf("scripted model: %s: %s call %d: ", s.file, c.Role, idx)
+	if len(remaining) == 0 {
+		if c.LastUserText == "" {
+			text = ""
+		}
+		return errors.New(prefix + "no entry left (" + where + text + ")")
+	}
+	if !testsText {
+		text = ""
+	}
+	list := strings.Join(remaining, "; ")
+	if more > 0 {
+		list += fmt.Sprintf("; and %d more", more)
+	}
+	return errors.New(prefix + "no remaining entry matches " + where + text + " (remaining: " + list + ")")
+}
+
+func orNone(ok bool, s string) string {
+	if !ok {
+		return "(none)"
+	}
+	return s
+}
+
+var plainScalar = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+
+// scalar writes a string as a slug when it is one, else double-quoted (one line).
+func scalar(s string) string {
+	if plainScalar.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // Unused describes the entries no call consumed, in file order, e.g.
-// "model.yaml:12: agent entry (when state=intake turn=2)"; empty when all were used.
+// "model.yaml:12: agent entry {state: intake, turn: 2}" ("{}" for an entry without `when`);
+// empty when all were used.
 func (s *Script) Unused() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -193,7 +261,7 @@ func (s *Script) Unused() []string {
 	for _, role := range Roles {
 		for _, e := range s.entries[role] {
 			if !e.consumed {
-				out = append(out, fmt.Sprintf("%s:%d: %s entry%s", s.file, e.line, role, e.when))
+				out = append(out, fmt.Sprintf("%s:%d: %s entry %s", s.file, e.line, role, e.when))
 			}
 		}
 	}
@@ -206,21 +274,20 @@ func (w when) matches(c Call) bool {
 		(w.lastUserText == nil || w.lastUserText.match(c.LastUserText))
 }
 
+// String renders the condition in the script's flow notation, keys in spec order:
+// {state: check-grants, turn: 2, lastUserText: "/badge/i"}; {} without conditions.
 func (w when) String() string {
 	var parts []string
 	if w.state != nil {
-		parts = append(parts, "state="+*w.state)
+		parts = append(parts, "state: "+scalar(*w.state))
 	}
 	if w.turn != nil {
-		parts = append(parts, fmt.Sprintf("turn=%d", *w.turn))
+		parts = append(parts, "turn: "+strconv.Itoa(*w.turn))
 	}
 	if w.lastUserText != nil {
-		parts = append(parts, "lastUserText="+w.lastUserText.src)
+		parts = append(parts, "lastUserText: "+strconv.Quote(w.lastUserText.src))
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (when " + strings.Join(parts, " ") + ")"
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 func (x expect) check(c Call) error {

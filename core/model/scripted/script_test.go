@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -72,12 +73,78 @@ func TestNextSelectsByWhenAndGeneratesIDs(t *testing.T) {
 	if e, _ = s.Next(first); e == nil || e.StopReason != "max_tokens" {
 		t.Errorf("third entry = %+v", e)
 	}
-	_, err = s.Next(Call{Role: "agent", State: "review", Turn: 4})
-	if err == nil || !strings.Contains(err.Error(), `agent call 3 (state "review", turn 4`) {
-		t.Errorf("exhausted script: err = %v, want role, call index, state and turn", err)
+	_, err = s.Next(Call{Role: "agent", State: "review", Turn: 4, LastUserText: "thanks"})
+	if want := `scripted model: model.yaml: agent call 3: no entry left (state review, turn 4, last user text "thanks")`; err == nil || err.Error() != want {
+		t.Errorf("exhausted script: err = %v\nwant %s", err, want)
 	}
-	if got := s.Unused(); len(got) != 1 || got[0] != "model.yaml:21: judge entry" {
+	if got := s.Unused(); len(got) != 1 || got[0] != "model.yaml:21: judge entry {}" {
 		t.Errorf("Unused = %q", got)
+	}
+}
+
+// A call no remaining entry matches names the call and lists what is left of its role, each
+// entry's `when` in the script's own flow notation with its line; "no entry left" is kept for
+// a role with nothing left. One line, whatever the texts hold.
+func TestNextMismatchListsRemainingEntries(t *testing.T) {
+	s := mustParse(t, `agent:
+  - when: {state: intake, turn: 1}
+    text: one
+  - when: {state: check-grants, turn: 2}
+    text: two
+  - when: {turn: 3}
+    text: three
+judge:
+  - when: {lastUserText: "/badge/i"}
+    text: '{"pass": true}'
+  - when: {state: "odd state, really"}
+    text: '{"pass": false}'
+`)
+	if _, err := s.Next(Call{Role: "agent", State: "intake", Turn: 1}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		call Call
+		want string
+	}{
+		{Call{Role: "agent", State: "check-grants", Turn: 4, LastUserText: "irrelevant"},
+			"scripted model: model.yaml: agent call 1: no remaining entry matches state check-grants, turn 4 " +
+				"(remaining: {state: check-grants, turn: 2} at line 4; {turn: 3} at line 6)"},
+		// the last user text is named only when a remaining entry tests it; a call without a
+		// state or turn (the judge's) says so; a state that is not a plain slug is quoted
+		{Call{Role: "judge", LastUserText: "line one\nline two"},
+			`scripted model: model.yaml: judge call 0: no remaining entry matches state (none), turn (none), last user text "line one\nline two" ` +
+				`(remaining: {lastUserText: "/badge/i"} at line 9; {state: "odd state, really"} at line 11)`},
+		{Call{Role: "grader", State: "review", Turn: 2},
+			`scripted model: model.yaml: grader call 0: no entry left (state review, turn 2)`},
+	}
+	for _, tt := range tests {
+		_, err := s.Next(tt.call)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("Next(%+v)\n got %v\nwant %s", tt.call, err, tt.want)
+		}
+		if err != nil && strings.ContainsAny(err.Error(), "\n\r") {
+			t.Errorf("the message spans lines: %q", err)
+		}
+	}
+	if got := strings.Join(s.Unused(), " | "); got != "model.yaml:4: agent entry {state: check-grants, turn: 2} | model.yaml:6: agent entry {turn: 3} | "+
+		`model.yaml:9: judge entry {lastUserText: "/badge/i"} | model.yaml:11: judge entry {state: "odd state, really"}` {
+		t.Errorf("Unused = %s", got)
+	}
+}
+
+// A long remainder is cut after eight entries, so the message stays a readable line.
+func TestNextMismatchCapsTheRemainingList(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("agent:\n")
+	for n := range 11 {
+		fmt.Fprintf(&b, "  - when: {turn: %d}\n    text: t%d\n", n+2, n)
+	}
+	_, err := mustParse(t, b.String()).Next(Call{Role: "agent", State: "s", Turn: 1})
+	want := "scripted model: model.yaml: agent call 0: no remaining entry matches state s, turn 1 (remaining: " +
+		"{turn: 2} at line 2; {turn: 3} at line 4; {turn: 4} at line 6; {turn: 5} at line 8; {turn: 6} at line 10; " +
+		"{turn: 7} at line 12; {turn: 8} at line 14; {turn: 9} at line 16; and 3 more)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
 	}
 }
 
