@@ -1,5 +1,11 @@
 package spec
 
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
 // Diagnostic is one finding about a workflow definition (spec 01 §8.2). Field is the
 // dotted path of the offending key ("states.review.transitions.0.to", list indices as
 // plain segments, "" for a whole-document finding); Line and Column are 1-based
@@ -14,6 +20,16 @@ type Diagnostic struct {
 	Line     int    `json:"line,omitempty"`
 	Column   int    `json:"column,omitempty"`
 	Hint     string `json:"hint,omitempty"` // what to do about it (HintFor the code); filled by the validators
+}
+
+// SortDiagnostics orders diags by File, then Line and Column (an unlocated finding first in
+// its file), then Code, Field and Message, keeping the given order only between findings
+// equal in all six: the order a reader goes through the files in, the same on every run.
+func SortDiagnostics(diags []Diagnostic) {
+	slices.SortStableFunc(diags, func(a, b Diagnostic) int {
+		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column),
+			strings.Compare(a.Code, b.Code), strings.Compare(a.Field, b.Field), strings.Compare(a.Message, b.Message))
+	})
 }
 
 // Values Parse applies and checks (spec 01 §2.4–§2.6, §3.1, §4.3). Unexported so the

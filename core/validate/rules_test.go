@@ -1,8 +1,10 @@
 package validate
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -406,4 +408,48 @@ func TestRefusedScriptPathIsNotResolved(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Findings come sorted by file, then line and column, then code, field and message — never
+// in the order the passes ran — so a run is read top to bottom and two runs print alike.
+func TestFindingsAreSortedByFileAndPosition(t *testing.T) {
+	res := validateEdited(t, []edit{
+		{wf, "        - archmax_workflow_helper\n", "        - zeta_tool\n        - archmax_workflow_helper\n"},
+		{wf, "    tools:\n      allow:\n", "    tools:\n      forbid: [zeta_tool, archmax_workflow_helper]\n      allow:\n"}, // R-18 twice at one position
+		{wf, "  done:\n", "  done:\n    colour: red\n"},                                                                      // V-01 (schema, late in the file)
+		{wf, "instructions: Handle access requests.\n", ""},                                                                  // R-09 (lint, unlocated)
+		{wf, "allow_always: [policy]", "allow_always: [policy, ledger]"},                                                     // V-26 (workspace pass, early in the file)
+		{"workflows/desk/scripts/check.js", "", "import fs from \"node:fs\";\n"},                                             // V-23, in the script
+		{"workflows/desk/tests/draft.test.yaml", "trigger: { id: manual }", "trigger: { id: fax }"},                          // R-25, in the case
+	}, Options{})
+	byPosition := func(a, b spec.Diagnostic) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column),
+			cmp.Compare(a.Code, b.Code), cmp.Compare(a.Field, b.Field), cmp.Compare(a.Message, b.Message))
+	}
+	if !slices.IsSortedFunc(res.Diagnostics, byPosition) {
+		t.Fatalf("not sorted by file and position:\n%s", located(res.Diagnostics))
+	}
+	var files, inert []string
+	for _, d := range res.Diagnostics {
+		if !slices.Contains(files, d.File) {
+			files = append(files, d.File)
+		}
+		if d.Code == "governance.inert-entry" {
+			inert = append(inert, d.Message)
+		}
+	}
+	if want := []string{"workflows/desk/scripts/check.js", "workflows/desk/tests/draft.test.yaml", wf}; !slices.Equal(files, want) {
+		t.Errorf("files in order %q, want %q", files, want)
+	}
+	if len(inert) != 2 || !strings.Contains(inert[0], "'archmax_workflow_helper'") {
+		t.Errorf("two findings at one position are not ordered by message: %q", inert)
+	}
+}
+
+func located(diags []spec.Diagnostic) string {
+	var out []string
+	for _, d := range diags {
+		out = append(out, fmt.Sprintf("%s:%d:%d %s %s: %s", d.File, d.Line, d.Column, d.Code, d.Field, d.Message))
+	}
+	return strings.Join(out, "\n")
 }

@@ -32,8 +32,8 @@ type Options struct {
 }
 
 // Result is one workflow's validation (spec 01 §8.1 ValidationResult): Valid when no
-// finding is an error; Diagnostics in pass order (schema, document rules, lint, then the
-// workspace passes), each with its fix hint.
+// finding is an error; Diagnostics sorted by file and position (spec.SortDiagnostics), each
+// with its fix hint.
 type Result struct {
 	Workflow    string            `json:"workflow"`
 	Valid       bool              `json:"valid"`
@@ -68,6 +68,7 @@ func Workflow(ctx context.Context, files store.Files, slug string, opts Options)
 			Message: fmt.Sprintf("the workflow's files could not be read: %v", err)})
 		err = nil
 	}
+	spec.SortDiagnostics(v.diags)
 	res := Result{Workflow: slug, Valid: true, Diagnostics: spec.WithHints(v.diags)}
 	if res.Diagnostics == nil {
 		res.Diagnostics = []spec.Diagnostic{}
