@@ -90,6 +90,7 @@ func Lint(sp *MachineSpec, file string) []Diagnostic {
 			for _, k := range slices.Sorted(maps.Keys(t.Extra)) {
 				at(sevWarning, "trigger.unknown-key", f+".triggers."+t.ID+"."+k, st, fmt.Sprintf(
 					"trigger '%s' declares the key '%s', which the runtime does not read (kept for the host)", t.ID, k))
+				out[len(out)-1].Hint = keyHint(k, triggerKeys)
 			}
 		}
 		if st.Type == "human" && st.Budget != (Budget{}) { // P-10

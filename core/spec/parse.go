@@ -344,8 +344,9 @@ var rootHints = map[string]string{
 }
 
 // unknownKey reports a key a strict object does not take (V-01): the hook-era keys
-// with migration text (V-21), the root's name/description with their rename (V-02).
-func (l *loader) unknownKey(field string, e entry) {
+// with migration text (V-21), the root's name/description with their rename (V-02), any
+// other with a "did you mean" hint when one of the keys the mapping takes is close.
+func (l *loader) unknownKey(field string, e entry, known []string) {
 	switch {
 	case legacyKeys[e.Key] != "":
 		l.fail("legacy.hooks-removed", join(field, e.Key), e.Line, e.Col, legacyKeys[e.Key])
@@ -357,6 +358,7 @@ func (l *loader) unknownKey(field string, e entry) {
 		l.fail(code, field, e.Line, e.Col, fmt.Sprintf("Unrecognized key: %q.", e.Key)+rootHints[e.Key])
 	default:
 		l.fail("schema.unknown-key", field, e.Line, e.Col, fmt.Sprintf("Unrecognized key: %q", e.Key))
+		l.diags[len(l.diags)-1].Hint = keyHint(e.Key, known)
 	}
 }
 
@@ -516,7 +518,7 @@ func (l *loader) machine(root *node) *MachineSpec {
 		case "states":
 			states = v
 		default:
-			l.unknownKey("", e)
+			l.unknownKey("", e, rootKeys)
 		}
 	}
 	const missing = "Machine spec is missing or has empty 'states'"
@@ -570,7 +572,7 @@ func (l *loader) runtime(n *node, rt *Runtime) {
 				l.failAt("schema.type", f, e.Val, "must be a string or a number")
 			}
 		default:
-			l.unknownKey("runtime", e)
+			l.unknownKey("runtime", e, runtimeKeys)
 		}
 	}
 }
@@ -612,7 +614,7 @@ func (l *loader) settings(n *node, st *Settings) {
 		case "prompt_cache":
 			st.PromptCache = l.promptCache(v, f)
 		default:
-			l.unknownKey("settings", e)
+			l.unknownKey("settings", e, settingsKeys)
 		}
 	}
 }
@@ -639,7 +641,7 @@ func (l *loader) promptCache(n *node, field string) *PromptCache {
 			}
 			pc.TTL = e.Val.Str
 		default:
-			l.unknownKey(field, e)
+			l.unknownKey(field, e, promptCacheKeys)
 		}
 	}
 	return pc
@@ -665,7 +667,7 @@ func (l *loader) tests(n *node, tc *TestsConfig) {
 		case "judge":
 			tc.Judge = l.judge(v, f)
 		default:
-			l.unknownKey("tests", e)
+			l.unknownKey("tests", e, testsKeys)
 		}
 	}
 }
@@ -699,11 +701,11 @@ func (l *loader) judge(n *node, field string) *JudgeConfig {
 						j.MaxTokens = &m
 					}
 				default:
-					l.unknownKey(f, o)
+					l.unknownKey(f, o, modelOptionsKeys)
 				}
 			}
 		default:
-			l.unknownKey(field, e)
+			l.unknownKey(field, e, judgeKeys)
 		}
 	}
 	return j
@@ -720,7 +722,7 @@ func (l *loader) extensions(n *node) {
 				"custom hook kinds were removed in 1.0: run custom checks in a 'type: code' state, or judge in a 'type: grader' state.")
 			continue
 		}
-		l.unknownKey("extensions", e)
+		l.unknownKey("extensions", e, nil)
 	}
 }
 
@@ -777,7 +779,7 @@ func (l *loader) state(se entry) *State {
 			l.pos[kf] = v
 			st.Script = l.script(v, kf)
 		default:
-			l.unknownKey(f, e)
+			l.unknownKey(f, e, stateKeys)
 		}
 	}
 	return st
@@ -844,7 +846,7 @@ func (l *loader) budget(n *node, field string) Budget {
 		case "maxParks":
 			b.MaxParks = l.positive(e.Val, f)
 		default:
-			l.unknownKey(field, e)
+			l.unknownKey(field, e, budgetKeys)
 		}
 	}
 	return b
@@ -886,7 +888,7 @@ func (l *loader) transitions(n *node, field string) []Transition {
 					l.failAt("transition.type-invalid", ef, e.Val, fmt.Sprintf("unknown type '%s' (expected approve|reject|refine|none)", tt))
 				}
 			default:
-				l.unknownKey(f, e)
+				l.unknownKey(f, e, transitionKeys)
 			}
 		}
 		out = append(out, t)
@@ -908,7 +910,7 @@ func (l *loader) tools(n *node, field, allowKey, forbidKey string) ToolsBlock {
 		case forbidKey:
 			b.Forbid = l.toolEntries(e.Val, join(field, e.Key))
 		default:
-			l.unknownKey(field, e)
+			l.unknownKey(field, e, []string{allowKey, forbidKey})
 		}
 	}
 	return b
@@ -968,7 +970,7 @@ func (l *loader) toolObject(n *node, field string) ToolEntry {
 		case "source":
 			t.Source = l.str(e.Val, f)
 		default:
-			l.unknownKey(field, e)
+			l.unknownKey(field, e, toolObjectKeys)
 		}
 	}
 	return t
@@ -1010,7 +1012,7 @@ func (l *loader) skills(n *node, field, allowKey, forbidKey string) SkillsBlock 
 		case forbidKey:
 			list = &b.Forbid
 		default:
-			l.unknownKey(field, e)
+			l.unknownKey(field, e, []string{allowKey, forbidKey})
 			continue
 		}
 		*list = l.stringList(e.Val, join(field, e.Key), "must be a list of skill slugs", func(s string, it *node, f string) bool {
@@ -1048,7 +1050,7 @@ func (l *loader) mounts(n *node, field, allowKey, forbidKey string) MountsBlock 
 		case forbidKey:
 			b.Forbid = l.stringList(e.Val, f, "must be a list of mount names", l.mountName)
 		default:
-			l.unknownKey(field, e)
+			l.unknownKey(field, e, []string{allowKey, forbidKey})
 		}
 	}
 	return b
@@ -1080,7 +1082,7 @@ func (l *loader) mountGrant(n *node, field string) (MountGrant, bool) {
 					ok = false
 				}
 			default:
-				l.unknownKey(field, e)
+				l.unknownKey(field, e, mountGrantKeys)
 				ok = false
 			}
 		}
@@ -1273,6 +1275,7 @@ func (l *loader) signatureEntry(n *node, field string) (SignatureEntry, bool) {
 		default:
 			l.fail("signature.unknown-key", field, e.Line, e.Col, fmt.Sprintf("%s declares '%s', which a signature entry does not take: "+
 				"it has 'name', 'type' and 'description' only.", label, e.Key))
+			l.diags[len(l.diags)-1].Hint = keyHint(e.Key, signatureEntryKeys)
 			ok = false
 		}
 	}
