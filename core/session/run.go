@@ -103,6 +103,7 @@ func (r *run) emit(typ string, data map[string]any) {
 		ev.DispatchID = r.rec.Scope.DispatchID // everything a child emits names its dispatch (02 §8.4)
 	}
 	ev = r.e.emitter.Stamp(ev)
+	observe(r.ctx, ev)
 	if typ == events.AgentTextDelta {
 		return
 	}

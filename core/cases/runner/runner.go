@@ -13,9 +13,12 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/cases"
+	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/model/scripted"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
@@ -47,7 +50,9 @@ type Options struct {
 	OnCaseStart  func(file, sessionID string)
 	OnCaseResult func(cases.CaseResult)
 	Now          func() time.Time // default time.Now (the run id, durations)
-	// Strict fails a case whose scripted model has entries left unused (spec 05).
+	// Strict fails a case whose scripted model has entries left unused (spec 05), or could
+	// not serve a reply-only call (a park's handoff, the answer to a message sent to a park,
+	// a wait's closing message), which otherwise is only the runtime's warning.
 	Strict bool
 	// HostTools are the target's own tool names, so a case naming one is not warned about.
 	HostTools []string
@@ -237,6 +242,9 @@ type caseRun struct {
 	records []cases.AssertionRecord
 	view    *cases.View
 	msgs    int // the transcript length before the current action
+
+	mu       sync.Mutex
+	unserved []string // under Strict: the reply-only calls the model script could not serve
 }
 
 // runCase runs one case and returns its result; it never fails for the case's own reasons
@@ -275,9 +283,19 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, lint *case
 		}
 		return out
 	}
+	// strict adds the reply-only calls the script could not serve (Strict only) to a verdict
+	strict := func(v cases.CaseVerdict) cases.CaseVerdict {
+		cr.mu.Lock()
+		defer cr.mu.Unlock()
+		if len(cr.unserved) > 0 {
+			v.Status = cases.CaseFailed
+			v.Failures = append(v.Failures, cr.unserved...)
+		}
+		return v
+	}
 	die := func(msg string) cases.CaseResult {
 		res.Records, res.Error = stopped(), msg
-		res.Verdict = cases.DiedVerdict(msg, cr.records)
+		res.Verdict = strict(cases.DiedVerdict(msg, cr.records))
 		return finish()
 	}
 	// the from: fixtures, before the case timer (REF order)
@@ -322,7 +340,7 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, lint *case
 	for i, step := range doc.Steps {
 		next = i
 		if a, ok := step.(cases.Action); ok {
-			if err := cr.act(cctx, a); err != nil {
+			if err := cr.act(cctx, i, a); err != nil {
 				if timedOut() {
 					return die(timeoutMsg)
 				}
@@ -340,7 +358,7 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, lint *case
 		next = i + 1
 		if a.Structural() && slices.ContainsFunc(recs, func(r cases.AssertionRecord) bool { return r.Status == cases.AssertionFailed }) {
 			res.Records = stopped() // ST-31: halt
-			res.Verdict = cases.ReduceVerdict(cr.records)
+			res.Verdict = strict(cases.ReduceVerdict(cr.records))
 			return finish()
 		}
 	}
@@ -352,7 +370,7 @@ func runCase(ctx context.Context, opts Options, sp *spec.MachineSpec, lint *case
 	if res.Records == nil {
 		res.Records = []cases.AssertionRecord{}
 	}
-	res.Verdict = cases.ReduceVerdict(cr.records)
+	res.Verdict = strict(cases.ReduceVerdict(cr.records))
 	if target.Unused != nil {
 		if unused := target.Unused(); len(unused) > 0 {
 			msg := "model script entries no call used: " + strings.Join(unused, "; ")
@@ -393,9 +411,19 @@ func (cr *caseRun) materialize(ctx context.Context) ([]session.SeedFile, error) 
 	return out, nil
 }
 
-// act performs one action (spec 04 §6.1) with the case's mocks and clock and captures its
-// view (§6.2); an error is the action's death (ST-20).
-func (cr *caseRun) act(ctx context.Context, a cases.Action) error {
+// act performs step i, an action (spec 04 §6.1), with the case's mocks and clock and captures
+// its view (§6.2); an error is the action's death (ST-20). Under Strict it watches the call's
+// events for the reply-only calls the model script could not serve.
+func (cr *caseRun) act(ctx context.Context, i int, a cases.Action) error {
+	if cr.opts.Strict {
+		ctx = session.WithEventObserver(ctx, func(ev events.Event) {
+			if msg, ok := unservedReplyOnly(ev); ok {
+				cr.mu.Lock()
+				cr.unserved = append(cr.unserved, fmt.Sprintf("steps[%d] %s: the model script could not answer the reply-only call: %s", i, a.Kind(), msg))
+				cr.mu.Unlock()
+			}
+		})
+	}
 	if len(cr.doc.Mocks) > 0 {
 		mocks := make([]session.ToolMock, 0, len(cr.doc.Mocks))
 		for _, m := range cr.doc.Mocks {
@@ -445,6 +473,28 @@ func (cr *caseRun) act(ctx context.Context, a cases.Action) error {
 	cr.view = viewOf(out, cr.msgs)
 	cr.msgs = len(out.Messages)
 	return nil
+}
+
+// replyOnlyUnwritten opens the runtime's warning (event warning, scope model) for a
+// reply-only call whose model call failed: the park stands without the message (03 OQ-8).
+const replyOnlyUnwritten = "the reply-only message could not be written: "
+
+// unservedReplyOnly reports whether ev is that warning for a call the scripted model refused
+// (scripted.MismatchErrorType: no entry left, none matching, an `expect` miss) and returns
+// the script's message. A scripted fault (`errors:`) or a live model's error is not one: the
+// case asked for the first, and the second is no script's doing.
+func unservedReplyOnly(ev events.Event) (string, bool) {
+	if ev.Type != events.Warning || ev.Str("scope") != "model" {
+		return "", false
+	}
+	msg, ok := strings.CutPrefix(ev.Str("message"), replyOnlyUnwritten)
+	if !ok || !strings.Contains(msg, scripted.MismatchErrorType) {
+		return "", false
+	}
+	if i := strings.Index(msg, "scripted model: "); i >= 0 {
+		msg = msg[i:] // past the client's "model call failed: ScriptedModelException (HTTP 400): "
+	}
+	return msg, true
 }
 
 // viewOf builds the view of an action's outcome; before is the transcript length before it.
