@@ -129,8 +129,15 @@ func TestAgentScriptReadFileGetsTheFileText(t *testing.T) {
 	h := newHarness(t, readFlow, readFiles(`export default async ({ tools }) => {
   await tools.archmax_advance({ to: "agent", reason: "go" });
 };`))
+	// the 1.0 documents' check before parsing what a script read, as written
+	const uploadCheck = `const text = await tools.read_file({ file_path: "scratchpad/upload.json" });
+const upload = text.startsWith("Error:") ? null : JSON.parse(text);
+upload`
 	h.script(
 		calls("",
+			call{"archmax_eval", map[string]any{"code": uploadCheck}},
+			call{"write_file", map[string]any{"file_path": "scratchpad/upload.json", "content": `{"order_id": "ORD-7"}`}},
+			call{"archmax_eval", map[string]any{"code": uploadCheck + ".order_id"}},
 			call{"archmax_eval", map[string]any{"code": `const o = JSON.parse(await tools.read_file({ file_path: "skills/data/assets/orders.json" }));
 const r = await tools.readFile({ file_path: "skills/data/assets/rows.txt", offset: 148 });
 [o.length, o[1].status, r]`}},
@@ -139,7 +146,13 @@ const r = await tools.readFile({ file_path: "skills/data/assets/rows.txt", offse
 		says("Done."),
 	)
 	out := h.send("s1", "go", nil)
-	if m := toolMessage(t, out, "archmax_eval", 0); m.Error || m.Text != `[2,"shipped","row 149\nrow 150"]` {
+	if m := toolMessage(t, out, "archmax_eval", 0); m.Error || m.Text != "null" {
+		t.Errorf("upload check of a missing file = %q (error %v)", m.Text, m.Error)
+	}
+	if m := toolMessage(t, out, "archmax_eval", 1); m.Error || m.Text != "ORD-7" {
+		t.Errorf("upload check = %q (error %v)", m.Text, m.Error)
+	}
+	if m := toolMessage(t, out, "archmax_eval", 2); m.Error || m.Text != `[2,"shipped","row 149\nrow 150"]` {
 		t.Errorf("archmax_eval = %q (error %v)", m.Text, m.Error)
 	}
 	if m := toolMessage(t, out, "read_file", 0); m.Text != "@@ lines 1-1 of 4 | next offset 1 @@\n[" {

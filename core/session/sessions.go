@@ -12,6 +12,7 @@ import (
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/transcript"
+	"github.com/archmax-ai/archmax/core/workspace"
 )
 
 // SessionSummary is one stored session as hosts and the session API read it (spec 02 §9.7).
@@ -276,6 +277,18 @@ func (s *Sessions) Trail(ctx context.Context, sessionID string) ([]transcript.Tr
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// File reads one of a session's own files by the path its tools name it (e.g. a park's
+// evidence, "scratchpad/refund.json"); an error wrapping store.ErrNotFound when it is absent
+// or no session file serves the path (authored mounts are not read here),
+// *workspace.PathEscapeError for a path that leaves the workspace.
+func (s *Sessions) File(ctx context.Context, sessionID, path string) ([]byte, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return workspace.New(s.files, id, nil).ReadFile(ctx, path)
 }
 
 type itemReader func(ctx context.Context, sessionID string, from, to int64) ([]json.RawMessage, error)

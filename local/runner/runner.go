@@ -40,11 +40,14 @@ type Options struct {
 	ModelScriptSource []byte
 	// MemoryStore keeps sessions in memory for the life of the process instead of StoreDir.
 	MemoryStore bool
-	Bedrock     bool   // use Amazon Bedrock with the default AWS credential chain
-	ModelID     string // default model id
-	Region      string // AWS region for Bedrock and AWS (default from the environment)
-	Events      events.Handler
-	Clock       func() time.Time
+	Bedrock     bool // use Amazon Bedrock with the default AWS credential chain
+	// NoModel opens the session store alone, for reading sessions (`archmax sessions`):
+	// neither ModelScript nor Bedrock is needed, and Engine/Engines must not be called.
+	NoModel bool
+	ModelID string // default model id
+	Region  string // AWS region for Bedrock and AWS (default from the environment)
+	Events  events.Handler
+	Clock   func() time.Time
 	// Scheduler arranges the wakes of timed parks (`archmax serve`'s in-process loop); nil
 	// leaves them to whoever sweeps.
 	Scheduler session.Scheduler
@@ -71,7 +74,7 @@ func Open(ctx context.Context, opts Options) (*Env, error) {
 	if opts.ModelScriptSource != nil && opts.ModelScript == "" {
 		opts.ModelScript = "model script"
 	}
-	if (opts.ModelScript == "") == !opts.Bedrock {
+	if (opts.ModelScript == "") == !opts.Bedrock && !opts.NoModel {
 		return nil, errors.New("choose the model: --model-script FILE (offline, scripted) or --bedrock (Amazon Bedrock)")
 	}
 	env := &Env{}
@@ -97,6 +100,9 @@ func Open(ctx context.Context, opts Options) (*Env, error) {
 		opts.ModelID = DefaultModelID
 	}
 	env.opts = opts
+	if opts.NoModel {
+		return env, nil
+	}
 	if opts.Bedrock {
 		region := opts.Region
 		if region == "" {
@@ -170,6 +176,18 @@ func (env *Env) Engines() (*session.Engines, error) {
 		return nil, err
 	}
 	return session.NewEngines(cfg), nil
+}
+
+// Sessions reads the environment's stored sessions (summaries, transcripts, trails).
+func (env *Env) Sessions() (*session.Sessions, error) {
+	log, files, blobs := env.log, env.files, env.blobs
+	if log == nil {
+		var err error
+		if log, files, err = env.openFS(); err != nil {
+			return nil, err
+		}
+	}
+	return session.NewSessions(log, files, blobs), nil
 }
 
 // Config is the engine configuration of the environment, without a workflow.

@@ -73,7 +73,8 @@ Exit status: 0 written, 1 the workflow does not load, 2 usage error.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md")
+	cmd.Flags().SetNormalizeFunc(rootAlias)
+	cmd.Flags().StringVar(&workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md (also --root DIR)")
 	cmd.Flags().StringVar(&out, "out", "", "write graph.json and graph.mmd into this directory")
 	cmd.Flags().BoolVar(&mermaid, "mermaid", false, "print the Mermaid flowchart instead of graph.json")
 	return cmd

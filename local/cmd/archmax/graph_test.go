@@ -51,9 +51,9 @@ func TestValidateReportsUnreachableStates(t *testing.T) {
 	if err := os.WriteFile(p, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := run(t, "validate", "--workspace", dir, "access-request")
-	if code != 0 || !strings.Contains(out, "warning state.unreachable: state 'orphan' is unreachable") {
-		t.Errorf("exit %d:\n%s", code, out)
+	code, out, errs := run(t, "validate", "--workspace", dir, "access-request")
+	if code != 0 || !strings.Contains(errs, "warning state.unreachable: state 'orphan' is unreachable") || out != "valid — 0 error(s), 1 warning(s)\n" {
+		t.Errorf("exit %d:\n%s%s", code, out, errs)
 	}
 }
 
@@ -87,7 +87,7 @@ func TestValidateDelegationGraph(t *testing.T) {
 	wf("nomanual", "instructions: N.\nstates:\n  x:\n    triggers:\n      nightly:\n    instructions: X.\n")
 	wf("broken", "states: [nope]\n")
 	wf("loop", calls("root"))
-	code, out, _ := run(t, "validate", "--workspace", dir, "root")
+	code, _, out := run(t, "validate", "--workspace", dir, "root")
 	for _, want := range []string{
 		"error delegation.too-deep: the chain root → a → b → c → d is 4 delegations deep",
 		"error delegation.unknown-workflow: 'archmax_workflow_gone' delegates to 'gone', which cannot be loaded",

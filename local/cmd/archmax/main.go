@@ -2,8 +2,13 @@
 // workflow and prints the state flow — on the embedded default (fs store under .archmax/)
 // or, with --aws, with its session in DynamoDB and S3; the model is a scripted one behind
 // the Converse fake, or Amazon Bedrock with --bedrock. `archmax serve` serves the session
-// HTTP API locally with timed wakes; `archmax decide` and `archmax deliver` resume parked
-// sessions. `archmax validate` checks specs.
+// HTTP API locally with timed wakes; `archmax decide`, `archmax deliver` and `archmax reply`
+// answer parked sessions and `archmax sessions` reads them. `archmax validate` checks specs,
+// `archmax test` runs cases, `archmax graph` exports a state graph.
+//
+// Streams, as the reference CLI's: a command's result (a reply, a summary line, a listing, a
+// --json document) goes to stdout; the narration (the state flow, park reports, usage
+// footers, --verbose lines, diagnostics, errors) to stderr.
 package main
 
 import (
@@ -27,6 +32,9 @@ const (
 
 type usageError struct{ error }
 
+// stdin is where "-" reads a prompt from (tests replace it).
+var stdin io.Reader = os.Stdin
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -43,10 +51,17 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.SetIn(stdin)
 	root.SetArgs(args)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	if wantsVersion(args) {
+		fmt.Fprintln(stdout, versionLine())
+		return exitOK
+	}
 	code := exitOK
-	root.AddCommand(newRunCommand(&code), newDecideCommand(&code), newDeliverCommand(&code), newValidateCommand(&code), newTestCommand(&code), newGraphCommand(&code), newServeCommand())
+	root.AddCommand(newRunCommand(&code), newDecideCommand(&code), newDeliverCommand(&code), newReplyCommand(&code),
+		newSessionsCommand(&code), newValidateCommand(&code), newTestCommand(&code), newGraphCommand(&code), newServeCommand())
+	root.Flags().Bool("version", false, "print the version and exit (every command takes --version)")
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return code
@@ -54,14 +69,30 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		help := "archmax --help"
-		if len(args) > 0 && (args[0] == "run" || args[0] == "validate" || args[0] == "serve" || args[0] == "decide" || args[0] == "deliver") {
-			help = "archmax " + args[0] + " --help"
+		if len(args) > 0 {
+			if c, _, ferr := root.Find(args[:1]); ferr == nil && c != root {
+				help = "archmax " + c.Name() + " --help"
+			}
 		}
 		fmt.Fprintf(stderr, "archmax: %v\nRun '%s' for usage.\n", err, help)
 		return exitUsage
 	}
 	fmt.Fprintf(stderr, "archmax: %v\n", err)
 	return exitFail
+}
+
+// wantsVersion reports whether --version appears among args before a "--": every command
+// answers it, before its own arguments are checked.
+func wantsVersion(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--version":
+			return true
+		}
+	}
+	return false
 }
 
 // isCobraUsage recognises cobra's own argument errors (unknown command, wrong arg count).

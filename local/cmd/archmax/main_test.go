@@ -12,8 +12,17 @@ import (
 
 const ws = "../../../fixtures/access-desk"
 
+// run executes the CLI in process; what its .env loading set in the environment is undone.
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	saved := os.Environ()
+	defer func() {
+		os.Clearenv()
+		for _, kv := range saved {
+			k, v, _ := strings.Cut(kv, "=")
+			_ = os.Setenv(k, v)
+		}
+	}()
 	var out, errb bytes.Buffer
 	code := execute(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
@@ -27,22 +36,25 @@ func TestRunPrintsTheFlowAndTheOutcome(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %s", code, errs)
 	}
+	// the narration on stderr, the reply alone on stdout (the reference CLI's streams)
 	for _, want := range []string{
 		"session cli-1 · workflow access-request",
 		"→ screen", "│ requested area: east-lab (standard)",
 		"⇢ screen → check-grants: East Lab is a standard area; check the requester's team",
 		"→ check-grants", "⚙ read_file skills/access-policy/assets/grants.json",
-		"→ approve", "✔ completed in approve (turn 1)",
-		"reply: Approved — your badge will open the East Lab within the hour, Dana.",
+		"→ approve", "✔ completed in approve (turn 1)", "usage: in 12640 · out 177",
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
 		}
+	}
+	if out != "Approved — your badge will open the East Lab within the hour, Dana.\n" {
+		t.Errorf("stdout = %q", out)
 	}
 }
 
 func TestRunRefusedToolShowsTheRefusal(t *testing.T) {
-	code, out, _ := run(t, "run", "--workspace", ws, "--store", t.TempDir(),
+	code, _, out := run(t, "run", "--workspace", ws, "--store", t.TempDir(),
 		"--model-script", ws+"/model-scripts/refused-tool.model.yaml",
 		"access-request", "Hi, I'm Dana from the platform team. I need badge access to the east lab, please.")
 	if code != exitOK || !strings.Contains(out, "⛔ write_file refused (tool.forbidden-here)") {
@@ -80,7 +92,7 @@ func TestRunExitCodes(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"missing message", []string{"run", "--workspace", ws, "access-request"}, exitUsage, "exactly two arguments"},
+		{"missing message", []string{"run", "--workspace", ws, "access-request"}, exitUsage, "a prompt is required"},
 		{"unknown flag", []string{"run", "--frobnicate", "access-request", "hi"}, exitUsage, "unknown flag"},
 		{"no model", []string{"run", "--workspace", ws, "access-request", "hi"}, exitUsage, "choose the model"},
 		{"bad var", []string{"run", "--var", "Bad=1", "--workspace", ws, "--model-script", "x", "access-request", "hi"}, exitUsage, "not a valid variable name"},
@@ -143,9 +155,9 @@ func TestRunUsageChecks(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	code, out, _ := run(t, "validate", "--workspace", ws)
-	if code != exitOK || !strings.Contains(out, "no problems found") {
-		t.Fatalf("fixture workspace: exit %d\n%s", code, out)
+	code, out, errs := run(t, "validate", "--workspace", ws)
+	if code != exitOK || !strings.Contains(errs, "no problems found") || !strings.Contains(out, "access-request: valid — 0 error(s), 0 warning(s)\n") {
+		t.Fatalf("fixture workspace: exit %d\n%s%s", code, out, errs)
 	}
 	dir := t.TempDir()
 	write := func(p, s string) {
@@ -159,9 +171,9 @@ func TestValidate(t *testing.T) {
 	}
 	write("workflows/bad/workflow.yaml", "states:\n  a:\n    triggers:\n      manual:\n    colour: red\n    transitions:\n      - to: nowhere\n        description: go\n  b:\n    type: code\n    script: scripts/b.js\n")
 	write("workflows/bad/scripts/b.js", "\nimport fs from \"fs\";\n")
-	code, out, _ = run(t, "validate", "--workspace", dir, "bad")
-	if code != exitFail {
-		t.Fatalf("exit %d\n%s", code, out)
+	code, summary, out := run(t, "validate", "--workspace", dir, "bad")
+	if code != exitFail || !strings.HasPrefix(summary, "invalid — ") {
+		t.Fatalf("exit %d\n%s%s", code, summary, out)
 	}
 	for _, want := range []string{
 		`workflows/bad/workflow.yaml:5:5: error schema.unknown-key: Unrecognized key: "colour"`,
@@ -173,8 +185,12 @@ func TestValidate(t *testing.T) {
 		}
 	}
 	code, out, _ = run(t, "validate", "--json", "--workspace", dir, "bad")
-	var diags []map[string]any
-	if err := json.Unmarshal([]byte(out), &diags); err != nil || code != exitFail || len(diags) < 2 {
+	var rep struct {
+		Workflow    string           `json:"workflow"`
+		Valid       *bool            `json:"valid"`
+		Diagnostics []map[string]any `json:"diagnostics"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exitFail || rep.Workflow != "bad" || rep.Valid == nil || *rep.Valid || len(rep.Diagnostics) < 2 {
 		t.Errorf("json: exit %d, %v\n%s", code, err, out)
 	}
 }
@@ -206,7 +222,7 @@ func TestExceptionRequestFixture(t *testing.T) {
 			"✔ completed in escalate (turn 1)"}},
 	} {
 		t.Run(tc.script, func(t *testing.T) {
-			code, out, errs := run(t, "run", "--workspace", ws, "--store", t.TempDir(),
+			code, errs, out := run(t, "run", "--workspace", ws, "--store", t.TempDir(),
 				"--model-script", ws+"/model-scripts/"+tc.script+".model.yaml", "exception-request", msg)
 			if code != exitOK {
 				t.Fatalf("exit %d: %s\n%s", code, errs, out)
@@ -248,7 +264,7 @@ func TestValidateBrokenFixtureCopy(t *testing.T) {
 	edit("workflows/exception-request/tests/form-start-seeded-note.test.yaml", "trigger: { id: exception-form }", "trigger: { id: exception-fax }") // R-25
 	edit("workflows/badge-desk/workflow.yaml", "- archmax_workflow_badge-check", "- archmax_workflow_badge-audit")                                  // R-22 / V-25
 
-	code, out, _ := run(t, "validate", "--workspace", dir)
+	code, _, out := run(t, "validate", "--workspace", dir)
 	if code != exitFail {
 		t.Fatalf("exit %d\n%s", code, out)
 	}

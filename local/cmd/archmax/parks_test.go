@@ -57,30 +57,31 @@ func TestDecideAndDeliverFromTheCLI(t *testing.T) {
 	common := []string{"--workspace", ws, "--store", store, "--model-script", script}
 
 	code, out, errs := run(t, append([]string{"run", "--session", "d1"}, append(common, "desk", "file it")...)...)
-	if code != exitOK || !strings.Contains(out, "⏸ awaiting a decision in signoff (park p") || !strings.Contains(out, "archmax decide d1 <done>") {
+	if code != exitOK || !strings.Contains(errs, "⏸ awaiting a decision in signoff (park p") || !strings.Contains(errs, "archmax decide d1 --to <done>") ||
+		out != "Sent to sign-off.\n" {
 		t.Fatalf("run: exit %d\n%s%s", code, out, errs)
 	}
 	if code, _, errs := run(t, append([]string{"decide"}, append(common, "d1", "nowhere")...)...); code != exitFail || !strings.Contains(errs, "'nowhere' is not a valid decision target for session 'd1'") {
 		t.Errorf("bad target: exit %d %s", code, errs)
 	}
-	park := regexp.MustCompile(`park (p\S+)\)`).FindStringSubmatch(out)[1]
+	park := regexp.MustCompile(`park (p\S+)\)`).FindStringSubmatch(errs)[1]
 	code, out, errs = run(t, append([]string{"decide", "--comment", "fine", "--park", park}, append(common, "d1", "done")...)...)
-	if code != exitOK || !strings.Contains(out, "✔ completed in done") || !strings.Contains(out, "reply: Done.") {
+	if code != exitOK || !strings.Contains(errs, "✔ completed in done") || out != "Done.\n" {
 		t.Fatalf("decide: exit %d\n%s%s", code, out, errs)
 	}
 
 	code, out, errs = run(t, append([]string{"run", "--session", "c1"}, append(common, "courier", "track it")...)...)
-	if code != exitOK || !strings.Contains(out, "⏸ awaiting input in watch") || !strings.Contains(out, "the courier's scan — archmax deliver c1 <trigger>") {
+	if code != exitOK || !strings.Contains(errs, "⏸ awaiting input in watch") || !strings.Contains(errs, "the courier's scan — archmax deliver c1 --trigger <id>") {
 		t.Fatalf("wait: exit %d\n%s%s", code, out, errs)
 	}
 	code, out, errs = run(t, append([]string{"deliver", "--var", "scan=delivered", "--message", "here"}, append(common, "c1", "courier")...)...)
-	if code != exitOK || !strings.Contains(out, "reply: The parcel arrived.") {
+	if code != exitOK || out != "The parcel arrived.\n" {
 		t.Fatalf("deliver: exit %d\n%s%s", code, out, errs)
 	}
 	if code, _, errs := run(t, append([]string{"deliver"}, append(common, "nobody", "courier")...)...); code != exitFail || !strings.Contains(errs, "Session 'nobody' has not run yet.") {
 		t.Errorf("unknown session: exit %d %s", code, errs)
 	}
-	if code, _, errs := run(t, append([]string{"decide"}, append(common, "d1")...)...); code != exitUsage || !strings.Contains(errs, "decide needs exactly two arguments") {
+	if code, _, errs := run(t, append([]string{"decide"}, append(common, "d1")...)...); code != exitUsage || !strings.Contains(errs, "--to STATE is required") {
 		t.Errorf("usage: exit %d %s", code, errs)
 	}
 }

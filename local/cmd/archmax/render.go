@@ -11,24 +11,44 @@ import (
 	"github.com/archmax-ai/archmax/core/session"
 )
 
-// renderer prints the state flow as it happens, built on the lifecycle events.
+// renderer prints a call as it happens, built on the lifecycle events, in the reference CLI's
+// streams: the narration (header, state flow, outcome line, park report, usage, --verbose
+// lines) on flow (stderr), the result — what the session said — on out (stdout). With json,
+// every event and the outcome are JSON lines on out and nothing is narrated.
 type renderer struct {
 	mu      sync.Mutex
-	w       io.Writer
+	out     io.Writer
+	flow    io.Writer
 	json    bool
+	verbose bool
 	pending string // the session header, printed with the first event
 }
 
-func newRenderer(w io.Writer, jsonOut bool) *renderer { return &renderer{w: w, json: jsonOut} }
+func newRenderer(out, flow io.Writer, jsonOut, verbose bool) *renderer {
+	return &renderer{out: out, flow: flow, json: jsonOut, verbose: verbose}
+}
 
-func (r *renderer) printf(format string, a ...any) {
+// say prints narration (stderr), after the pending header.
+func (r *renderer) say(format string, a ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.flushHeader()
+	fmt.Fprintf(r.flow, format, a...)
+}
+
+// result prints a line of the command's result (stdout).
+func (r *renderer) result(text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushHeader()
+	fmt.Fprintln(r.out, text)
+}
+
+func (r *renderer) flushHeader() {
 	if r.pending != "" {
-		fmt.Fprint(r.w, r.pending)
+		fmt.Fprint(r.flow, r.pending)
 		r.pending = ""
 	}
-	fmt.Fprintf(r.w, format, a...)
 }
 
 // header sets the session line, printed once the call has passed its checks (first event).
@@ -36,15 +56,23 @@ func (r *renderer) header(sessionID, workflow string) {
 	if r.json {
 		return
 	}
+	r.mu.Lock()
 	r.pending = fmt.Sprintf("session %s · workflow %s\n", sessionID, workflow)
+	r.mu.Unlock()
 }
 
 // event renders one lifecycle event.
 func (r *renderer) event(e events.Event) {
 	if r.json {
 		b, _ := json.Marshal(e)
-		r.printf("%s\n", b)
+		r.mu.Lock()
+		fmt.Fprintf(r.out, "%s\n", b)
+		r.mu.Unlock()
 		return
+	}
+	if r.verbose {
+		b, _ := json.Marshal(e)
+		r.say("· %s\n", b)
 	}
 	// a sub-workflow child's events are indented under its dispatch and marked with its
 	// number, so concurrent children's lines can be told apart
@@ -52,7 +80,7 @@ func (r *renderer) event(e events.Event) {
 	if e.DispatchID != "" {
 		pre += "~" + e.DispatchID + " "
 	}
-	p := func(format string, a ...any) { r.printf(pre+format, a...) }
+	p := func(format string, a ...any) { r.say(pre+format, a...) }
 	origin := ""
 	if o := e.Str("origin"); o != "" {
 		origin = " [" + o + "]"
@@ -107,51 +135,108 @@ func (r *renderer) event(e events.Event) {
 	}
 }
 
-// outcome prints how the call settled.
-func (r *renderer) outcome(o *session.Outcome) {
+// The calls whose outcome the renderer reports; they differ in what stdout says when the
+// session said nothing.
+const (
+	verbRun     = "run"
+	verbDecided = "decided"
+	verbDeliver = "delivered"
+	verbReply   = "replied"
+)
+
+// outcome reports how the call settled — the outcome line, a park and how to answer it, and
+// the usage on stderr; what the session said on stdout — and returns the exit code (1 for a
+// failed or rejected session, else 0).
+func (r *renderer) outcome(o *session.Outcome, verb string) int {
+	code := exitOK
+	if o.Kind == session.KindFailed || o.Kind == session.KindRejected {
+		code = exitFail
+	}
 	if r.json {
 		b, _ := json.Marshal(map[string]any{"type": "outcome", "sessionId": o.SessionID, "kind": o.Kind, "state": o.State,
 			"reply": o.Reply, "rejected": o.Rejected, "exit": o.Exit, "usage": o.Usage, "turn": o.Turn, "pending": o.Pending})
-		r.printf("%s\n", b)
-		return
+		r.mu.Lock()
+		fmt.Fprintf(r.out, "%s\n", b)
+		r.mu.Unlock()
+		return code
 	}
 	switch o.Kind {
 	case session.KindRejected:
-		r.printf("✗ rejected in %s: %s\n", o.State, o.Rejected)
+		r.say("✗ rejected in %s: %s\n", o.State, o.Rejected)
 	case session.KindFailed:
-		r.printf("✗ failed in %s: %s (%s)\n", o.State, o.Exit.Reason, o.Exit.Code)
-	default:
-		r.printf("✔ %s in %s (turn %d)\n", o.Kind, o.State, o.Turn)
-	}
-	if o.Reply != "" {
-		r.printf("reply: %s\n", o.Reply)
-	}
-	if p := o.Pending; p != nil {
-		switch {
-		case p.Decision != nil:
-			var choices []string
-			for _, t := range p.Decision.Transitions {
-				choices = append(choices, t.To)
-			}
-			where := p.Decision.State
-			if d := innermost(p.Delegation); d != nil {
-				where = fmt.Sprintf("%s of sub-workflow %s (%s)", p.Decision.State, d.Workflow, d.SessionID)
-			}
-			r.printf("⏸ awaiting a decision in %s (park %s): archmax decide %s <%s>\n", where, p.ParkID, o.SessionID, strings.Join(choices, "|"))
-		case p.Input != nil:
-			wake := ""
-			if p.Input.ResumeAt != "" {
-				wake = ", wakes at " + p.Input.ResumeAt
-			}
-			where := p.Input.State
-			if d := innermost(p.Delegation); d != nil {
-				where = fmt.Sprintf("%s of sub-workflow %s (%s)", p.Input.State, d.Workflow, d.SessionID)
-			}
-			r.printf("⏸ awaiting input in %s (park %s%s): %s — archmax deliver %s <trigger>\n", where, p.ParkID, wake, p.Input.Reason, o.SessionID)
+		r.say("✗ failed in %s: %s (%s)\n", o.State, o.Exit.Reason, o.Exit.Code)
+	case session.KindParked:
+		if verb == verbReply {
+			r.say("✔ replied in %s (turn %d)\n", o.State, o.Turn)
+		} else {
+			r.say("✔ parked in %s (turn %d)\n", o.State, o.Turn)
 		}
+	default:
+		r.say("✔ %s in %s (turn %d)\n", o.Kind, o.State, o.Turn)
 	}
+	r.park(o, verb)
 	if o.Usage != nil {
-		r.printf("usage: in %d · out %d · cache r %d/w %d\n", o.Usage.InputTokens, o.Usage.OutputTokens, o.Usage.CacheReadTokens, o.Usage.CacheCreationTokens)
+		r.say("usage: in %d · out %d · cache r %d/w %d\n", o.Usage.InputTokens, o.Usage.OutputTokens, o.Usage.CacheReadTokens, o.Usage.CacheCreationTokens)
+	}
+	switch reply := strings.TrimRight(o.Reply, "\n"); {
+	case reply != "":
+		r.result(reply)
+	case code == exitFail:
+		// nothing said: the reason is on stderr
+	case verb == verbReply:
+		r.result("(the session had nothing to say)")
+	case o.Kind == session.KindParked && verb != verbRun:
+		r.result(reparked(o))
+	case verb == verbRun:
+		r.result("(no textual answer)")
+	default:
+		r.result(fmt.Sprintf("Session %s resumed (state=%s).", o.SessionID, o.State))
+	}
+	return code
+}
+
+// reparked is stdout's line for a resumed session that parked again with nothing to say.
+func reparked(o *session.Outcome) string {
+	if p := o.Pending; p != nil && p.Input != nil {
+		return fmt.Sprintf("Session %s parked again in the '%s' state.", o.SessionID, o.State)
+	}
+	return fmt.Sprintf("Session %s parked at the '%s' human state.", o.SessionID, o.State)
+}
+
+// park reports a live park on stderr: where, its id, and the command that answers it.
+func (r *renderer) park(o *session.Outcome, verb string) {
+	p := o.Pending
+	if p == nil {
+		return
+	}
+	switch {
+	case p.Decision != nil:
+		var choices []string
+		for _, t := range p.Decision.Transitions {
+			choices = append(choices, t.To)
+		}
+		where := p.Decision.State
+		if d := innermost(p.Delegation); d != nil {
+			where = fmt.Sprintf("%s of sub-workflow %s (%s)", p.Decision.State, d.Workflow, d.SessionID)
+		}
+		if verb == verbReply {
+			r.say("Session %s is still parked at the '%s' human state — a decision is pending.\n", o.SessionID, p.Decision.State)
+		}
+		r.say("⏸ awaiting a decision in %s (park %s): archmax decide %s --to <%s>\n", where, p.ParkID, o.SessionID, strings.Join(choices, "|"))
+		if len(p.Decision.Evidence) > 0 {
+			r.say("  evidence: %s\n", strings.Join(p.Decision.Evidence, ", "))
+		}
+		r.say("  answer without deciding: archmax reply %s <message…>\n", o.SessionID)
+	case p.Input != nil:
+		wake := ""
+		if p.Input.ResumeAt != "" {
+			wake = ", wakes at " + p.Input.ResumeAt
+		}
+		where := p.Input.State
+		if d := innermost(p.Delegation); d != nil {
+			where = fmt.Sprintf("%s of sub-workflow %s (%s)", p.Input.State, d.Workflow, d.SessionID)
+		}
+		r.say("⏸ awaiting input in %s (park %s%s): %s — archmax deliver %s --trigger <id> [--variables JSON]\n", where, p.ParkID, wake, p.Input.Reason, o.SessionID)
 	}
 }
 

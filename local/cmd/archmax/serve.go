@@ -57,11 +57,14 @@ turns commit what ran and are continued by the next start.`,
     -d '{"message":"I need the east lab"}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			env, err := loadDotenv(f.workspace)
+			if err != nil {
+				return usageError{err}
+			}
+			if f.modelScript, f.bedrock, err = modelChoice(f.modelScript, f.bedrock, env); err != nil {
+				return usageError{err}
+			}
 			switch {
-			case f.bedrock && f.modelScript != "":
-				return usageError{errors.New("--model-script and --bedrock are mutually exclusive: pick one model")}
-			case !f.bedrock && f.modelScript == "":
-				return usageError{errors.New("choose the model: --model-script FILE (offline) or --bedrock (Amazon Bedrock)")}
 			case f.sweepEvery < time.Second:
 				return usageError{errors.New("--sweep-every must be at least 1s")}
 			case f.modelTimeout <= 0 || f.continueMargin <= 0 || f.invocationTimeout <= f.modelTimeout+f.continueMargin:
@@ -86,10 +89,11 @@ turns commit what ran and are continued by the next start.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md")
+	fl.SetNormalizeFunc(rootAlias)
+	fl.StringVar(&f.workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md (also --root DIR)")
 	fl.StringVar(&f.store, "store", ".archmax", "directory of the local session store")
-	fl.StringVar(&f.modelScript, "model-script", "", "serve this scripted model (spec 05) through the Converse fake")
-	fl.BoolVar(&f.bedrock, "bedrock", false, "call Amazon Bedrock (standard AWS credential chain)")
+	fl.StringVar(&f.modelScript, "model-script", "", "serve this scripted model (docs/SCRIPTED-MODEL.md) through the Converse fake (else ARCHMAX_MODEL_SCRIPT)")
+	fl.BoolVar(&f.bedrock, "bedrock", false, "call Amazon Bedrock (standard AWS credential chain; the default when ARCHMAX_MODEL is set)")
 	fl.StringVar(&f.modelID, "model", "", "default model id (else ARCHMAX_MODEL)")
 	fl.StringVar(&f.region, "region", "", "AWS region for --bedrock (else AWS_REGION)")
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -32,13 +32,15 @@ type testFlags struct {
 func newTestCommand(code *int) *cobra.Command {
 	var f testFlags
 	cmd := &cobra.Command{
-		Use:   "test [flags] WORKFLOW [FILTER]",
+		Use:   "test [flags] [WORKFLOW] [FILTER]",
 		Short: "Run a workflow's cases (workflows/<slug>/tests/*.test.yaml)",
 		Long: `Run the declarative cases of WORKFLOW, one session per case file, in path order; FILTER keeps
 the cases whose workspace path contains it. A case with a <name>.model.yaml beside it runs offline
 through the scripted model (served by the Converse-protocol fake behind the real Bedrock client);
-any other case needs --bedrock (Amazon Bedrock, standard credentials, ARCHMAX_MODEL or --model)
-and is reported as needing a model without it.
+any other case needs --bedrock (Amazon Bedrock, standard credentials, ARCHMAX_MODEL or --model;
+a set ARCHMAX_MODEL selects it too) and is reported as needing a model without it. WORKFLOW may
+be left out when the workspace holds exactly one workflow (then a single argument is FILTER).
+.env is loaded from the current directory and the workspace root (--workspace, or --root).
 
 Progress, the state flow (--verbose), verdicts and failure details go to stderr; stdout gets one
 line, "<n> passed, <n> failed, <n> skipped", or with --json the result object only. Sessions are
@@ -50,30 +52,41 @@ Exit status: 0 every case passed or was skipped (also an empty selection of a di
 		Example: `  archmax test --workspace fixtures/access-desk access-request
   archmax test --workspace fixtures/access-desk access-request declined`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) < 1 || len(args) > 2 {
-				return usageError{fmt.Errorf("test takes WORKFLOW and an optional FILTER (got %d arguments)", len(args))}
-			}
-			if !spec.IsSlug(args[0]) {
-				return usageError{errors.New(spec.WorkflowSlugRejection(args[0]))}
+			if len(args) > 2 {
+				return usageError{fmt.Errorf("test takes an optional WORKFLOW and FILTER (got %d arguments)", len(args))}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			filter := ""
-			if len(args) == 2 {
-				filter = args[1]
+			workflow, rest, err := leadingWorkflow(f.workspace, args)
+			if err != nil {
+				return err
 			}
-			*code = runSuite(cmd.Context(), f, args[0], filter, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if len(rest) > 1 {
+				return usageError{fmt.Errorf("'%s' is not a workflow of this workspace", args[0])}
+			}
+			filter := ""
+			if len(rest) == 1 {
+				filter = rest[0]
+			}
+			if _, err := loadDotenv(f.workspace); err != nil {
+				return usageError{err}
+			}
+			if !cmd.Flags().Changed("bedrock") && os.Getenv(envModel) != "" {
+				f.bedrock = true
+			}
+			*code = runSuite(cmd.Context(), f, workflow, filter, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&f.workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md")
+	cmd.Flags().SetNormalizeFunc(rootAlias)
+	cmd.Flags().StringVar(&f.workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md (also --root DIR)")
 	cmd.Flags().StringVar(&f.store, "store", "", "keep the cases' sessions in this fs store (default: in memory for the run)")
 	cmd.Flags().BoolVar(&f.bedrock, "bedrock", false, "run cases without a model script against Amazon Bedrock")
 	cmd.Flags().StringVar(&f.modelID, "model", "", "default model id (else ARCHMAX_MODEL)")
 	cmd.Flags().StringVar(&f.region, "region", "", "AWS region for Bedrock (else AWS_REGION)")
 	cmd.Flags().BoolVar(&f.jsonOut, "json", false, "print the result object as JSON on stdout")
-	cmd.Flags().BoolVar(&f.strict, "strict", false, "fail a case whose model script has replies left unused")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "fail a case whose model script has entries left unused or cannot answer a reply-only call (a park's handoff, a reply)")
 	cmd.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "print each case's state flow")
 	return cmd
 }
@@ -85,7 +98,7 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 		fmt.Fprintf(stderr, "archmax: %v\n", err)
 		return exitFail
 	}
-	flow := newRenderer(stderr, false)
+	flow := newRenderer(stderr, stderr, false, false)
 	var tokens atomic.Int64
 	var warnMu sync.Mutex
 	var warnings []string // the current case's engine warnings, shown under its verdict
@@ -169,7 +182,7 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 			fmt.Fprintln(stderr, verdictLine(r, tokens.Load()))
 			warnMu.Lock()
 			for _, w := range warnings {
-				fmt.Fprintf(stderr, "    ⚠ %s\n", oneLine(w, 240))
+				fmt.Fprintf(stderr, "    ⚠ %s\n", oneLine(strings.Replace(w, modelCallPrefix, "", 1), 400))
 			}
 			warnMu.Unlock()
 		}})
@@ -193,6 +206,13 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 	}
 	return res.ExitCode
 }
+
+// modelCallPrefix is what the Bedrock client puts before a scripted model's own message; the
+// case report drops it so the script's message is what a line shows.
+const modelCallPrefix = "model call failed: ScriptedModelException (HTTP 400): "
+
+// strictReplyOnly marks the --strict failure of a reply-only call the script could not answer.
+const strictReplyOnly = ": the model script could not answer the reply-only call: "
 
 // judgeConfig is the workflow's tests.judge, nil when it declares none (JG-01).
 func judgeConfig(ctx context.Context, authored interface {
@@ -236,9 +256,11 @@ func verdictLine(r cases.CaseResult, tokens int64) string {
 		b.WriteString("\n    warning: " + w)
 	}
 	if r.Verdict.Status == cases.CaseFailed && r.Error == "" {
+		// failures no assertion record carries: unused model-script entries, a reply-only call
+		// the script could not answer (--strict)
 		for _, f := range r.Verdict.Failures {
-			if strings.HasPrefix(f, "model script entries") {
-				b.WriteString("\n    " + f)
+			if strings.HasPrefix(f, "model script entries") || strings.Contains(f, strictReplyOnly) {
+				b.WriteString("\n    " + strings.Replace(f, modelCallPrefix, "", 1))
 			}
 		}
 	}

@@ -54,8 +54,8 @@ func TestTestCommandFilterAndExitCodes(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "no cases matched 'no-such-case'") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
-	if code, _, _ := run(t, "test", "--workspace", ws); code != 2 {
-		t.Errorf("a missing WORKFLOW exits %d, want 2", code)
+	if code, _, errs := run(t, "test", "--workspace", ws); code != 2 || !strings.Contains(errs, "a workflow is required; this workspace has several: access-request, badge-approval") {
+		t.Errorf("a missing WORKFLOW exits %d, want 2: %s", code, errs)
 	}
 	if _, err := os.Stat(ws); err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestValidateReportsCaseSchemaErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "workflows", "access-request", "tests", "broken.test.yaml"), []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, _ := run(t, "validate", "--workspace", dir, "access-request")
+	code, _, out := run(t, "validate", "--workspace", dir, "access-request")
 	for _, want := range []string{
 		"workflows/access-request/tests/broken.test.yaml:1:1: error case.invalid: 'description' is required",
 		"broken.test.yaml:3:5: error case.invalid: assertion 'reply' has no preceding action",

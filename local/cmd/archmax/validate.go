@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -26,8 +24,13 @@ func newValidateCommand(code *int) *cobra.Command {
 		Long: `Check workflows/<slug>/ the way the runtime loads it and more: the schema and document rules
 (which block loading), the lint rules and the state-graph analysis, then what needs the workspace —
 slugs, the runtime contract, code-state scripts, skills, kernel probes of the grants, the delegation
-graph through sibling workflows, and the case files under tests/. Every problem is printed as
-file:line:col: severity code: message, with a hint on how to fix it.
+graph through sibling workflows, and the case files under tests/. No model is called.
+
+Every problem goes to stderr as file:line:col: severity code: message [field], with a hint on how
+to fix it on the next line. stdout gets the verdict, "valid — N error(s), N warning(s)" or
+"invalid — …" (one line per workflow, "<workflow>: valid — …", when several are checked); with
+--json it gets {"workflow", "valid", "diagnostics"} instead — one object for one workflow, a JSON
+array of them for several.
 
 Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -45,53 +48,93 @@ Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage error.`,
 					return usageError{fmt.Errorf("no workflows/<slug>/ folder in workspace %q", workspace)}
 				}
 			}
-			var all []spec.Diagnostic
+			var reports []validationReport
 			for _, slug := range slugs {
 				res, err := validate.Workflow(ctx, files, slug, validate.Options{})
 				if err != nil {
 					return err
 				}
-				all = append(all, res.Diagnostics...)
+				rep := validationReport{Workflow: slug, Valid: true, Diagnostics: res.Diagnostics}
+				if rep.Diagnostics == nil {
+					rep.Diagnostics = []spec.Diagnostic{}
+				}
+				for _, d := range rep.Diagnostics {
+					if d.Severity == "error" {
+						rep.Valid = false
+					}
+				}
+				if !rep.Valid {
+					*code = exitFail
+				}
+				reports = append(reports, rep)
 			}
-			printDiagnostics(cmd.OutOrStdout(), all, jsonOut)
-			if slices.ContainsFunc(all, func(d spec.Diagnostic) bool { return d.Severity == "error" }) {
-				*code = exitFail
-			}
+			printValidation(cmd.OutOrStdout(), cmd.ErrOrStderr(), reports, jsonOut)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md")
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the diagnostics as a JSON array")
+	cmd.Flags().SetNormalizeFunc(rootAlias)
+	cmd.Flags().StringVar(&workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md (also --root DIR)")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, `print {"workflow", "valid", "diagnostics"} on stdout (an array of them for several workflows)`)
 	return cmd
 }
 
-func printDiagnostics(w io.Writer, diags []spec.Diagnostic, jsonOut bool) {
-	if jsonOut {
-		if diags == nil {
-			diags = []spec.Diagnostic{}
+// validationReport is one workflow's --json object, the reference CLI's shape.
+type validationReport struct {
+	Workflow    string            `json:"workflow"`
+	Valid       bool              `json:"valid"`
+	Diagnostics []spec.Diagnostic `json:"diagnostics"`
+}
+
+// printValidation prints every finding on stderr, then the verdict line(s) — or the --json
+// document — on stdout.
+func printValidation(stdout, stderr io.Writer, reports []validationReport, jsonOut bool) {
+	total := 0
+	for _, rep := range reports {
+		total += len(rep.Diagnostics)
+		for _, d := range rep.Diagnostics {
+			loc := d.File
+			switch {
+			case d.Line > 0 && d.Column > 0:
+				loc = fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
+			case d.Line > 0:
+				loc = fmt.Sprintf("%s:%d", d.File, d.Line)
+			}
+			field := ""
+			if d.Field != "" {
+				field = " [" + d.Field + "]"
+			}
+			fmt.Fprintf(stderr, "%s: %s %s: %s%s\n", loc, d.Severity, d.Code, d.Message, field)
+			if d.Hint != "" {
+				fmt.Fprintf(stderr, "    hint: %s\n", d.Hint)
+			}
 		}
-		b, _ := json.MarshalIndent(diags, "", "  ")
-		fmt.Fprintf(w, "%s\n", b)
+	}
+	if total == 0 {
+		fmt.Fprintln(stderr, "no problems found")
+	}
+	if jsonOut {
+		if len(reports) == 1 {
+			_ = printJSON(stdout, reports[0])
+		} else {
+			_ = printJSON(stdout, reports)
+		}
 		return
 	}
-	for _, d := range diags {
-		loc := d.File
-		switch {
-		case d.Line > 0 && d.Column > 0:
-			loc = fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
-		case d.Line > 0:
-			loc = fmt.Sprintf("%s:%d", d.File, d.Line)
+	for _, rep := range reports {
+		errs := 0
+		for _, d := range rep.Diagnostics {
+			if d.Severity == "error" {
+				errs++
+			}
 		}
-		field := ""
-		if d.Field != "" {
-			field = " [" + d.Field + "]"
+		verdict := "valid"
+		if !rep.Valid {
+			verdict = "invalid"
 		}
-		fmt.Fprintf(w, "%s: %s %s: %s%s\n", loc, d.Severity, d.Code, d.Message, field)
-		if d.Hint != "" {
-			fmt.Fprintf(w, "    hint: %s\n", d.Hint)
+		line := fmt.Sprintf("%s — %d error(s), %d warning(s)", verdict, errs, len(rep.Diagnostics)-errs)
+		if len(reports) > 1 {
+			line = rep.Workflow + ": " + line
 		}
-	}
-	if len(diags) == 0 {
-		fmt.Fprintln(w, "no problems found")
+		fmt.Fprintln(stdout, line)
 	}
 }
