@@ -46,6 +46,23 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
 		Use:           "archmax",
 		Short:         "Run governed LLM-agent workflows locally",
+		Long: `Run governed LLM-agent workflows locally: command lines written for the @archmax-ai/harness 1.0
+CLI run unchanged (run, test, validate, sessions, decide, reply, deliver, help), beside this
+runtime's own commands (serve, graph) and flags.
+
+A command's result goes to stdout (a reply, a verdict or summary line, a listing, a --json
+document); the narration (the state flow, park reports, usage, --verbose lines, diagnostics,
+errors) to stderr. Exit 0 done (a park counts), 1 a failure, 2 a usage error. .env is loaded from
+the current directory and the workspace root (--workspace, or --root); the process environment
+wins. The model: --model-script FILE or --bedrock, else ARCHMAX_MODEL_SCRIPT, else Bedrock when
+ARCHMAX_MODEL is set.
+
+Where this CLI differs from the reference's, on purpose: validate with no workflow checks every
+workflow of the workspace; run and test read their first argument as the workflow only when the
+workspace has it (with one workflow every argument is the prompt or filter); models run on Amazon
+Bedrock or a scripted model, never an OpenAI-compatible endpoint (ARCHMAX_API_BASE_URL is not
+read); and this runtime's flags stay beside the reference's (--workspace, --var, --park, --message,
+--store, --aws, --json on run).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
