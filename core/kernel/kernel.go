@@ -560,11 +560,15 @@ func (p *Policy) guardAll(e spec.ToolEntry, a Action) (bool, *spec.UnresolvedRef
 		}
 	}
 	for _, g := range e.Args {
-		vals, ok := argValues(a.Args, g.Name)
+		path := p.isPathArg(a.Tool, g.Name)
+		vals, ok := argValues(a.Args, g.Name, path)
 		if !ok {
 			return false, nil, "" // absent, empty or non-scalar: nothing to match (GOV-30)
 		}
 		for _, v := range vals {
+			if !path && !plainValue(v) {
+				return false, nil, "" // a value with dot segments or '\' is never admitted (K17-2)
+			}
 			ok, unres, gl := p.matchAny(g.Globs, v)
 			if unres != nil {
 				return false, unres, gl
@@ -586,7 +590,8 @@ func (p *Policy) guardAny(e spec.ToolEntry, a Action) bool {
 		}
 	}
 	for _, g := range e.Args {
-		vals, ok := argValues(a.Args, g.Name)
+		path := p.isPathArg(a.Tool, g.Name)
+		vals, ok := argValues(a.Args, g.Name, path)
 		if !ok {
 			if _, present := argValue(a.Args, g.Name); present {
 				return true // a guarded argument the guard cannot read fails closed
@@ -594,7 +599,11 @@ func (p *Policy) guardAny(e spec.ToolEntry, a Action) bool {
 			continue
 		}
 		for _, v := range vals {
-			if ok, unres, _ := p.matchAny(g.Globs, v); ok || unres != nil {
+			match := p.matchAny
+			if !path {
+				match = p.matchAnyWide
+			}
+			if ok, unres, _ := match(g.Globs, v); ok || unres != nil {
 				return true
 			}
 		}
@@ -634,13 +643,19 @@ func argValue(args map[string]any, name string) (any, bool) {
 	return cur, true
 }
 
-// argValues reads a guarded argument as strings: a scalar, or a non-empty list of scalars.
-// ok is false when the argument is absent, null, an object, an empty list or a list holding
-// anything but scalars — a value a guard cannot match.
-func argValues(args map[string]any, name string) ([]string, bool) {
+// argValues reads a guarded argument as strings: a scalar, or a non-empty list of scalars —
+// canonicalised when the argument is one of the tool's declared path arguments (GOV-50),
+// else as the caller wrote it (what the tool's handler receives; K17-1). ok is false when
+// the argument is absent, null, an object, an empty list or a list holding anything but
+// scalars — a value a guard cannot match.
+func argValues(args map[string]any, name string, path bool) ([]string, bool) {
 	v, present := argValue(args, name)
 	if !present {
 		return nil, false
+	}
+	read := func(s string) string { return s }
+	if path {
+		read = canonicalOrRaw
 	}
 	if list, isList := v.([]any); isList {
 		if len(list) == 0 {
@@ -652,7 +667,7 @@ func argValues(args map[string]any, name string) ([]string, bool) {
 			if !ok {
 				return nil, false
 			}
-			out = append(out, canonicalOrRaw(s))
+			out = append(out, read(s))
 		}
 		return out, true
 	}
@@ -660,7 +675,7 @@ func argValues(args map[string]any, name string) ([]string, bool) {
 	if !ok {
 		return nil, false
 	}
-	return []string{canonicalOrRaw(s)}, true
+	return []string{read(s)}, true
 }
 
 func canonicalOrRaw(s string) string {
@@ -668,6 +683,12 @@ func canonicalOrRaw(s string) string {
 		return c
 	}
 	return s
+}
+
+// isPathArg reports whether name is one of tool's declared path arguments (built-in or
+// host, GOV-50): those are matched canonically, every other argument on its raw text.
+func (p *Policy) isPathArg(tool, name string) bool {
+	return slices.ContainsFunc(p.pathArgs(tool), func(pa spec.PathArg) bool { return pa.Arg == name })
 }
 
 func filePathOf(a Action) string {

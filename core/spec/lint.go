@@ -174,6 +174,7 @@ func Lint(sp *MachineSpec, file string) []Diagnostic {
 		lintStateExtras(st, at)
 	}
 	lintGovernance(sp, at)
+	lintGuardGlobs(sp, at)
 	return append(out, graphLint(sp, file)...)
 }
 
