@@ -450,7 +450,7 @@ func (r *run) dispatch(st *spec.State, origin kernel.Origin, callID, tool string
 		}
 	default:
 		var err error
-		text, isErr, err = r.callTool(r.ctx, tool, callID, st.Slug, args)
+		text, isErr, err = r.callTool(r.ctx, tool, callID, st.Slug, args, r.listingHide(tool, st.Slug, origin))
 		if err != nil {
 			return "", false, false, eff, err
 		}
@@ -480,7 +480,13 @@ func (r *run) offloadIfLarge(callID, text string) string {
 
 // callTool runs a non-control tool (the workspace's file tools). A cancellation is
 // returned as an error; any other failure is the tool's error text.
-func (r *run) callTool(ctx context.Context, tool, callID, state string, args map[string]any) (string, bool, error) {
+//
+// hide, when set, is the call's listing redaction (listingHide): ls, glob and grep leave out
+// what the caller could not read or list by name.
+func (r *run) callTool(ctx context.Context, tool, callID, state string, args map[string]any, hide workspace.HideFunc) (string, bool, error) {
+	if hide != nil {
+		ctx = workspace.WithHide(ctx, hide)
+	}
 	if t := r.e.hostTools[tool]; t != nil {
 		text, err := t.Handler(ctx, HostCall{SessionID: r.id, State: state, CallID: callID, Args: args, Workspace: r.ws})
 		if err != nil {

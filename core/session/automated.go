@@ -124,6 +124,7 @@ func (h *scriptCalls) Call(ctx context.Context, tool, callID string, raw json.Ra
 	r.emitCalled(h.st.Slug, h.origin, callID, tool, args)
 	start := r.e.cfg.Clock()
 	h.calls.add(callID, tool, start)
+	hide := r.listingHide(tool, h.st.Slug, h.origin) // under the lock: it reads the variables
 	h.mu.Unlock()
 	var text string
 	var isErr bool
@@ -131,7 +132,7 @@ func (h *scriptCalls) Call(ctx context.Context, tool, callID string, raw json.Ra
 	if mocked, ok := r.mockedResult(tool, args); ok { // after governance (03 MK-01, MK-02)
 		text = mocked
 	} else {
-		text, isErr, err = r.callTool(ctx, tool, callID, h.st.Slug, args)
+		text, isErr, err = r.callTool(ctx, tool, callID, h.st.Slug, args, hide)
 	}
 	if err != nil {
 		text, isErr = aborted.Error(), true

@@ -210,7 +210,7 @@ func (g *grader) call(ctx context.Context, c transcript.ToolCall) (string, bool,
 		text = mocked
 	} else {
 		var err error
-		text, isErr, err = r.callTool(ctx, c.Name, c.ID, st.Slug, args)
+		text, isErr, err = r.callTool(ctx, c.Name, c.ID, st.Slug, args, r.listingHide(c.Name, st.Slug, kernel.OriginGrader))
 		if err != nil {
 			if r.ctx.Err() != nil {
 				return "", false, r.ctx.Err()

@@ -484,6 +484,31 @@ func (r *run) hideFromListing(path string, _ bool) bool {
 	return r.policy().HiddenByGovernance(r.rec.State, path)
 }
 
+// listingHide is the redaction of one ls, glob or grep call made from state by origin (nil
+// for any other tool): an entry is shown only when the kernel would allow the same caller
+// an ls of that exact path (for a name: every entry of ls and glob, and every folder a
+// search walks) or a read_file of it (for content: the files grep reads), so no declared
+// denial, guard or narrowed grant is searched past (03 GOV-35; docs/DECISIONS.md K17-5).
+// The policy is taken now, so the check reads the variables as they are at the call.
+func (r *run) listingHide(tool, state string, origin kernel.Origin) workspace.HideFunc {
+	if tool != "ls" && tool != "glob" && tool != "grep" {
+		return nil
+	}
+	pol := r.policy()
+	return func(path string, _ bool, reveal workspace.Reveal) bool {
+		probe, arg := "ls", "path"
+		if reveal == workspace.RevealContent {
+			probe, arg = readFileTool, "file_path"
+		}
+		args := map[string]any{arg: path}
+		uses, escaped := pol.PathUses(probe, args)
+		if escaped != "" {
+			return true
+		}
+		return !kernel.Decide(pol, kernel.Action{Tool: probe, Args: args, State: state, Origin: origin, Paths: uses}).Allow
+	}
+}
+
 // surface is a state's disclosed tool names and their Converse specs.
 type surface struct {
 	names []string

@@ -70,7 +70,7 @@ func (w *Workspace) children(ctx context.Context, p string) ([]entry, error) {
 			out = append(out, e)
 		}
 	}
-	out = slices.DeleteFunc(out, func(e entry) bool { return w.hidden(e.path, e.dir) })
+	out = slices.DeleteFunc(out, func(e entry) bool { return w.hidden(ctx, e.path, e.dir) })
 	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.path, b.path) })
 	return out, nil
 }

@@ -48,7 +48,7 @@ func (w *Workspace) glob(ctx context.Context, a *argReader) (string, error) {
 		levels = strings.Count(rest, "/") + 1
 	}
 	var found []string
-	if w.searchable(p, start) {
+	if w.searchable(ctx, p, start) {
 		err = w.walk(ctx, start, levels, func(e entry) {
 			if ok, _ := doublestar.Match(pat, relative(p, e.path)); ok {
 				found = append(found, resultPath(e.path))
@@ -78,14 +78,14 @@ func relative(dir, p string) string {
 
 // searchable reports whether a search rooted at p may descend to the folder start below
 // it: no redacted folder and no unsearchable mount root (GOV-58) lies in between.
-func (w *Workspace) searchable(p, start string) bool {
+func (w *Workspace) searchable(ctx context.Context, p, start string) bool {
 	if start == p {
 		return true
 	}
 	dir := p
 	for seg := range strings.SplitSeq(relative(p, start), "/") {
 		dir = join(dir, seg)
-		if w.hidden(dir, true) {
+		if w.hidden(ctx, dir, true) {
 			return false
 		}
 		if m, ok := w.MountOf(dir); ok && m.Unsearchable && m.Name == dir {
@@ -125,7 +125,7 @@ func (w *Workspace) grep(ctx context.Context, a *argReader) (string, error) {
 	if err != nil {
 		return cannot(verbSearch, arg, reasonOutside), nil
 	}
-	results, capped, err := w.search(ctx, p, pattern, nameGlob, maxCount)
+	results, capped, err := w.search(context.WithValue(ctx, contentKey{}, true), p, pattern, nameGlob, maxCount)
 	if err != nil {
 		if err := storeFailure(ctx, err); err != nil {
 			return "", err
@@ -228,7 +228,7 @@ func (w *Workspace) candidates(ctx context.Context, p string) ([]entry, error) {
 		fi, err := r.files.Stat(ctx, r.key)
 		switch {
 		case err == nil && !fi.Dir:
-			if w.hidden(p, false) {
+			if w.hidden(ctx, p, false) {
 				return nil, nil
 			}
 			return []entry{{path: p, size: fi.Size}}, nil

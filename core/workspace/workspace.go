@@ -153,7 +153,46 @@ func New(sessionFiles store.Files, sessionID string, mounts []Mount) *Workspace 
 // ("skills/x", "skills/x/SKILL.md"); a hidden folder is not descended into.
 func (w *Workspace) Hide(hide func(path string, dir bool) bool) { w.hide = hide }
 
-func (w *Workspace) hidden(path string, dir bool) bool { return w.hide != nil && w.hide(path, dir) }
+// hidden reports whether a listing made with ctx leaves path out: the workspace's own
+// redaction (Hide), then the call's (WithHide) for what the listing would reveal of it.
+func (w *Workspace) hidden(ctx context.Context, path string, dir bool) bool {
+	if w.hide != nil && w.hide(path, dir) {
+		return true
+	}
+	h, ok := ctx.Value(hideKey{}).(HideFunc)
+	if !ok {
+		return false
+	}
+	reveal := RevealName
+	if !dir && ctx.Value(contentKey{}) != nil {
+		reveal = RevealContent
+	}
+	return h(path, dir, reveal)
+}
+
+// Reveal is what a listing would hand the caller of an entry: its name (ls, glob, and every
+// folder a search walks) or its content (grep's files).
+type Reveal int
+
+const (
+	RevealName Reveal = iota
+	RevealContent
+)
+
+// HideFunc reports whether a listing must leave out the entry at canonical path (dir: a
+// folder, which is then not descended into) for what it would reveal of it.
+type HideFunc func(path string, dir bool, reveal Reveal) bool
+
+type hideKey struct{}
+type contentKey struct{}
+
+// WithHide returns ctx carrying a call's listing redaction: ls, glob and grep made with it
+// drop every entry hide refuses (03 GOV-35, GOV-41, GOV-48 — the session asks its kernel
+// whether an ls, for a name, or a read_file, for content, of that exact path would be
+// allowed).
+func WithHide(ctx context.Context, hide HideFunc) context.Context {
+	return context.WithValue(ctx, hideKey{}, hide)
+}
 
 // MountOf returns the mount serving the canonical path: the longest directory mount whose
 // name equals or prefixes it at a '/' boundary, or the exact-file mount named by it.
