@@ -7,10 +7,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
-	"github.com/joho/godotenv"
 	"github.com/spf13/pflag"
 
 	"github.com/archmax-ai/archmax/core/spec"
@@ -41,8 +41,8 @@ type dotenv map[string]string
 
 // loadDotenv loads `.env` from the current directory, then from the workspace root (whose
 // values replace the first file's), the reference CLI's rule: a variable of the process
-// environment always wins; keys only the first file sets are kept. A missing file is
-// skipped; a malformed one is an error naming it.
+// environment always wins; keys only the first file sets are kept. A missing or unreadable
+// file is skipped, and a line that is no assignment is ignored (parseDotenv).
 func loadDotenv(root string) (dotenv, error) {
 	vals, dirs := map[string]string{}, dotenv{}
 	cwd, _ := os.Getwd()
@@ -53,15 +53,11 @@ func loadDotenv(root string) (dotenv, error) {
 			continue
 		}
 		seen[abs] = true
-		file := filepath.Join(abs, ".env")
-		m, err := godotenv.Read(file)
-		if errors.Is(err, fs.ErrNotExist) {
+		src, err := os.ReadFile(filepath.Join(abs, ".env"))
+		if err != nil {
 			continue
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		for k, v := range m {
+		for k, v := range parseDotenv(string(src)) {
 			vals[k], dirs[k] = v, abs
 		}
 	}
@@ -71,11 +67,38 @@ func loadDotenv(root string) (dotenv, error) {
 			continue
 		}
 		if err := os.Setenv(k, vals[k]); err != nil {
-			return nil, err
+			continue // a name the platform cannot hold
 		}
 		applied[k] = dirs[k]
 	}
 	return applied, nil
+}
+
+// dotenvLine is one assignment of a .env file, the grammar of the dotenv package the
+// reference CLI loads with: an optional `export `, a key of letters, digits, '_', '.' or '-',
+// '=' (or ': '), then a single-, double- or back-quoted value (which may span lines) or a
+// bare one up to a '#' comment.
+var dotenvLine = regexp.MustCompile(`(?m)^\s*(?:export\s+)?([\w.-]+)(?:\s*=\s*?|:\s+?)(\s*'(?:\\'|[^'])*'|\s*"(?:\\"|[^"])*"|\s*` + "`(?:\\\\`|[^`])*`" + `|[^#\r\n]+)?\s*(?:#.*)?$`)
+
+// dotenvQuoted strips a value's matching outer quotes.
+var dotenvQuoted = regexp.MustCompile("(?s)^(['\"`])(.*)['\"`]$")
+
+// parseDotenv reads a .env file's assignments (later ones win); lines that match no
+// assignment are ignored, as the reference's loader ignores them.
+func parseDotenv(src string) map[string]string {
+	src = strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\r", "\n")
+	out := map[string]string{}
+	for _, m := range dotenvLine.FindAllStringSubmatch(src, -1) {
+		v := strings.TrimSpace(m[2])
+		if q := dotenvQuoted.FindStringSubmatch(v); q != nil && v[len(v)-1] == q[1][0] {
+			v = q[2]
+			if q[1] == `"` {
+				v = strings.NewReplacer(`\n`, "\n", `\r`, "\r").Replace(v)
+			}
+		}
+		out[m[1]] = v
+	}
+	return out
 }
 
 // modelChoice settles which model a command runs (flags win, then the environment): a

@@ -75,10 +75,27 @@ read); and this runtime's flags stay beside the reference's (--workspace, --var,
 		fmt.Fprintln(stdout, versionLine())
 		return exitOK
 	}
+	if len(args) == 0 { // the reference CLI: a command is always required
+		root.SetOut(stderr)
+		_ = root.Help()
+		fmt.Fprintln(stderr, "\narchmax: a command is required")
+		return exitUsage
+	}
 	code := exitOK
 	root.AddCommand(newRunCommand(&code), newDecideCommand(&code), newDeliverCommand(&code), newReplyCommand(&code),
 		newSessionsCommand(&code), newValidateCommand(&code), newTestCommand(&code), newGraphCommand(&code), newServeCommand())
 	root.Flags().Bool("version", false, "print the version and exit (every command takes --version)")
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return usageError{fmt.Errorf("unknown command %q (archmax help lists them)", strings.Join(args, " "))}
+			}
+			return target.Help()
+		},
+	})
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return code

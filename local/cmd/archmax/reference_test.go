@@ -21,7 +21,7 @@ const supportWS = "../../../fixtures/customer-support"
 func supportCopy(t *testing.T, only ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(supportWS)); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(supportAbs)); err != nil {
 		t.Fatal(err)
 	}
 	if len(only) > 0 {
@@ -300,5 +300,85 @@ func TestValidateEscapingScriptPath(t *testing.T) {
 		"transition.unknown-target states.check.transitions.0.to"
 	if strings.Join(got, "|") != want {
 		t.Errorf("findings = %q\nwant       %q\n%s", got, want, errs)
+	}
+}
+
+// Fresh-eyes findings on the reference surface: sessions stay with the workspace whatever the
+// working directory; a command is required and an unknown help topic is a usage error; a
+// filter that matches nothing prints nothing on stdout; validate infers the one workflow;
+// a resume that parks again says where; the terminal never gets a model's control codes.
+func TestReferenceEdges(t *testing.T) {
+	dir := supportCopy(t)
+	t.Setenv(envModelScript, filepath.Join(supportAbs, "model-scripts", "refund-review.model.yaml"))
+
+	// run with --root from elsewhere, answer it from the workspace: one store, under the root
+	t.Chdir(t.TempDir())
+	if code, _, errs := run(t, "run", "--root", dir, "order-lookup", "--session", "r-9", "support@acmecorp.com here. Please refund ORD-1003, it is weeks late."); code != exitOK {
+		t.Fatalf("run --root: exit %d %s", code, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".archmax")); err != nil {
+		t.Errorf("the store is not under the workspace: %v", err)
+	}
+	if code, out, _ := run(t, "sessions", "--root", dir); code != exitOK || !strings.Contains(out, "r-9") {
+		t.Errorf("sessions --root: exit %d\n%s", code, out)
+	}
+	t.Chdir(dir)
+	if code, out, errs := run(t, "sessions"); code != exitOK || !strings.Contains(out, "r-9") {
+		t.Errorf("sessions from the root: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := run(t, "sessions", "--root", t.TempDir()); code != exitOK || out != "No durable sessions found.\n" {
+		t.Errorf("an empty store: exit %d %q", code, out)
+	}
+
+	// a resume that parks again prints where it stands, never the message (the reference)
+	code, out, errs := run(t, "decide", "r-9", "--to", "refund-request", "--comment", "Check the status again.")
+	if code != exitOK || out != "Session r-9 parked at the 'refund-review' human state.\n" || !strings.Contains(errs, "💬 Your corrected refund request is back with finance.") {
+		t.Errorf("a decision that parks again: exit %d %q\n%s", code, out, errs)
+	}
+
+	if code, out, errs := run(t); code != exitUsage || out != "" || !strings.Contains(errs, "a command is required") {
+		t.Errorf("no command: exit %d %q %q", code, out, errs)
+	}
+	if code, _, errs := run(t, "help", "nope"); code != exitUsage || !strings.Contains(errs, `unknown command "nope"`) {
+		t.Errorf("help nope: exit %d %q", code, errs)
+	}
+	if code, out, _ := run(t, "help", "sessions"); code != exitOK || !strings.Contains(out, "archmax sessions") {
+		t.Errorf("help sessions: exit %d %q", code, out)
+	}
+	if code, out, errs := run(t, "test", "order-lookup", "no-such-case"); code != exitFail || out != "" || !strings.Contains(errs, "no cases matched 'no-such-case' (9 discovered)") {
+		t.Errorf("a filter matching nothing: exit %d %q %q", code, out, errs)
+	}
+	if code, _, errs := run(t, "run", "Which", "orders", "are", "delayed?"); code != exitUsage || !strings.Contains(errs, "this workspace has several: enrich-order, order-lookup, order-status") {
+		t.Errorf("a prompt without its workflow: exit %d %q", code, errs)
+	}
+	if code, _, errs := run(t, "run", "--root", filepath.Join(dir, "nope"), "hi"); code != exitUsage || !strings.Contains(errs, "nope") || strings.Contains(errs, "prompt") {
+		t.Errorf("a missing workspace: exit %d %q", code, errs)
+	}
+
+	// validate infers the one workflow; a folder without workflow.yaml is no workflow
+	one := supportCopy(t, "enrich-order")
+	if err := os.MkdirAll(filepath.Join(one, "workflows", "notes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, "validate"); code != exitOK || out != "valid — 0 error(s), 0 warning(s)\n" || !strings.Contains(errs, "workflows/notes/ holds no workflow.yaml") {
+		t.Errorf("validate in a one-workflow workspace: exit %d %q %q", code, out, errs)
+	}
+}
+
+// Text a model writes reaches the narration and the session view escaped, never as
+// terminal control sequences; the reply on stdout stays as written.
+func TestCleanEscapesControls(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\ttext\n":          "plain\ttext\n",
+		"red \x1b[31mtext\x1b[0m": `red \u001B[31mtext\u001B[0m`,
+		"bell\x07":                `bell\u0007`,
+		"csi\u009b2J":             `csi\u009B2J`,
+		"rtl \u202etxt":           `rtl \u202Etxt`,
+		"bad \xff byte":           `bad \uFFFD byte`,
+		"a real \ufffd stays":     "a real \ufffd stays",
+	} {
+		if got := clean(in); got != want {
+			t.Errorf("clean(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/session"
@@ -28,12 +30,13 @@ func newRenderer(out, flow io.Writer, jsonOut, verbose bool) *renderer {
 	return &renderer{out: out, flow: flow, json: jsonOut, verbose: verbose}
 }
 
-// say prints narration (stderr), after the pending header.
+// say prints narration (stderr), after the pending header. Model- and script-written text
+// reaches it, so control characters are escaped (clean).
 func (r *renderer) say(format string, a ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.flushHeader()
-	fmt.Fprintf(r.flow, format, a...)
+	fmt.Fprint(r.flow, clean(fmt.Sprintf(format, a...)))
 }
 
 // result prints a line of the command's result (stdout).
@@ -148,6 +151,14 @@ const (
 // the usage on stderr; what the session said on stdout — and returns the exit code (1 for a
 // failed or rejected session, else 0).
 func (r *renderer) outcome(o *session.Outcome, verb string) int {
+	if verb == verbRun { // a run that answered a park is reported as that resume (the reference's printOutcome)
+		switch o.Disposition {
+		case session.DispositionDeliver:
+			verb = verbDeliver
+		case session.DispositionReply:
+			verb = verbReply
+		}
+	}
 	code := exitOK
 	if o.Kind == session.KindFailed || o.Kind == session.KindRejected {
 		code = exitFail
@@ -179,14 +190,14 @@ func (r *renderer) outcome(o *session.Outcome, verb string) int {
 		r.say("usage: in %d · out %d · cache r %d/w %d\n", o.Usage.InputTokens, o.Usage.OutputTokens, o.Usage.CacheReadTokens, o.Usage.CacheCreationTokens)
 	}
 	switch reply := strings.TrimRight(o.Reply, "\n"); {
+	case o.Kind == session.KindParked && (verb == verbDecided || verb == verbDeliver):
+		r.result(reparked(o)) // the reference: where it parked again, never the message
 	case reply != "":
 		r.result(reply)
 	case code == exitFail:
 		// nothing said: the reason is on stderr
 	case verb == verbReply:
 		r.result("(the session had nothing to say)")
-	case o.Kind == session.KindParked && verb != verbRun:
-		r.result(reparked(o))
 	case verb == verbRun:
 		r.result("(no textual answer)")
 	default:
@@ -257,3 +268,52 @@ func oneLine(s string, max int) string {
 }
 
 func indent(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n     ") }
+
+// clean makes text safe to print on a terminal: every control character but LF and TAB
+// (ESC sequences included), the C1 controls, the bidirectional overrides and isolates, and
+// invalid UTF-8 are written as \u escapes, so text a model or script wrote cannot move the
+// cursor, recolour or hide what the terminal shows. Stdout's reply is printed as is.
+func clean(s string) string {
+	if !needsCleaning(s) {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			b.WriteString(`\uFFFD`)
+		case unsafeRune(r):
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func needsCleaning(s string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, r := range s {
+		if unsafeRune(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func unsafeRune(r rune) bool {
+	switch {
+	case r == '\n' || r == '\t':
+		return false
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// printable reports whether file bytes can be shown as text: UTF-8 without NUL.
+func printable(data []byte) bool { return utf8.Valid(data) && !bytes.ContainsRune(data, 0) }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -131,6 +132,9 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 // workflow of the workspace, else the workspace's only workflow) and the prompt (the rest of
 // the line joined with spaces; "-" or --message-file read it).
 func (f *runFlags) workflowAndPrompt(cmd *cobra.Command, args []string) (string, string, error) {
+	if err := checkWorkspace(f.workspace); err != nil {
+		return "", "", err
+	}
 	workflow, args, err := leadingWorkflow(f.workspace, args)
 	if err != nil {
 		return "", "", err
@@ -174,11 +178,11 @@ func leadingWorkflow(root string, args []string) (string, []string, error) {
 	if len(slugs) == 1 {
 		return slugs[0], args, nil
 	}
-	if len(args) > 0 {
-		if err := checkWorkflowArg(args[0]); err != nil {
-			return "", nil, err
-		}
+	if len(args) > 0 && spec.IsSlug(args[0]) {
 		return args[0], args[1:], nil // a workflow the workspace lacks: the engine reports it (exit 1)
+	}
+	if len(args) > 0 && len(slugs) == 0 {
+		return "", nil, checkWorkflowArg(args[0]) // why it is no workflow name
 	}
 	w, err := onlyWorkflow(root)
 	return w, args, err
@@ -190,7 +194,7 @@ func (f *runFlags) addEnvFlags(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.SetNormalizeFunc(rootAlias)
 	fl.StringVar(&f.workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md (also --root DIR)")
-	fl.StringVar(&f.store, "store", ".archmax", "directory of the local session store")
+	fl.StringVar(&f.store, "store", "", "directory of the local session store (default: .archmax/ in the workspace)")
 	fl.StringVar(&f.modelScript, "model-script", "", "serve this scripted model through the Converse fake (else ARCHMAX_MODEL_SCRIPT)")
 	fl.BoolVar(&f.bedrock, "bedrock", false, "call Amazon Bedrock (standard AWS credential chain; the default when ARCHMAX_MODEL is set)")
 	fl.StringVar(&f.modelID, "model", "", "default model id (else ARCHMAX_MODEL)")
@@ -231,13 +235,34 @@ func (f *runFlags) open(cmd *cobra.Command, r *renderer) (*runner.Env, error) {
 		return nil, err
 	}
 	opts := runner.Options{
-		Workspace: f.workspace, StoreDir: f.store, ModelScript: script, Bedrock: bedrock,
+		Workspace: f.workspace, StoreDir: f.storeDir(), ModelScript: script, Bedrock: bedrock,
 		ModelID: f.modelID, Region: f.region,
 	}
 	if r != nil {
 		opts.Events = r.event
 	}
 	return f.openWith(cmd, opts)
+}
+
+// storeDir is --store, else .archmax/ in the workspace root: sessions stay with the
+// workspace whatever directory a command runs from (the reference keeps them under the root).
+func (f *runFlags) storeDir() string {
+	if f.store != "" {
+		return f.store
+	}
+	return filepath.Join(f.workspace, ".archmax")
+}
+
+// checkWorkspace refuses a workspace that is not a folder: a usage error naming it.
+func checkWorkspace(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return usageError{fmt.Errorf("workspace %q: %v (pass --workspace DIR, or --root DIR, naming the folder that holds workflows/)", dir, errors.Unwrap(err))}
+	case !st.IsDir():
+		return usageError{fmt.Errorf("workspace %q is not a folder (pass --workspace DIR naming the folder that holds workflows/)", dir)}
+	}
+	return nil
 }
 
 // model loads .env and settles the model (modelChoice); a mistake is a usage error.

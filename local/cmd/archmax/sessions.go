@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,13 +110,13 @@ Exit status: 0 listed, 1 no such session (or the store failed), 2 usage error.`,
 			if f.jsonOut {
 				return printJSON(out, sum)
 			}
-			return showSession(ctx, sessions, sum, after, limit, out)
+			return showSession(ctx, sessions, sum, after, limit, out, stateInstructions(f.workspace))
 		},
 	}
 	fl := cmd.Flags()
 	fl.SetNormalizeFunc(rootAlias)
 	fl.StringVar(&f.workspace, "workspace", ".", "the workspace whose .env is loaded (also --root DIR)")
-	fl.StringVar(&f.store, "store", ".archmax", "directory of the local session store")
+	fl.StringVar(&f.store, "store", "", "directory of the local session store (default: .archmax/ in the workspace)")
 	fl.StringVar(&f.region, "region", "", "AWS region for --aws (else AWS_REGION)")
 	f.addAWSFlags(cmd)
 	fl.StringVar(&f.workflow, "workflow", "", "only sessions of this workflow")
@@ -133,11 +134,11 @@ func (f *runFlags) openSessions(cmd *cobra.Command) (*session.Sessions, func(), 
 		return nil, nil, usageError{err}
 	}
 	if !f.aws {
-		if _, err := os.Stat(f.store); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(f.storeDir()); errors.Is(err, os.ErrNotExist) {
 			return nil, func() {}, nil // nothing stored yet: not created by a read
 		}
 	}
-	env, err := f.openWith(cmd, runner.Options{Workspace: f.workspace, StoreDir: f.store, Region: f.region, NoModel: true})
+	env, err := f.openWith(cmd, runner.Options{Workspace: f.workspace, StoreDir: f.storeDir(), Region: f.region, NoModel: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -179,7 +180,7 @@ func listSessions(ctx context.Context, sessions *session.Sessions, opts session.
 		return printJSON(out, all)
 	}
 	if len(all) == 0 {
-		fmt.Fprintln(out, "No sessions found.")
+		fmt.Fprintln(out, "No durable sessions found.")
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
@@ -215,7 +216,7 @@ func awaiting(s *session.SessionSummary) string {
 }
 
 // showSession prints one session in full (see the command's help).
-func showSession(ctx context.Context, sessions *session.Sessions, s *session.SessionSummary, after, limit int, out io.Writer) error {
+func showSession(ctx context.Context, sessions *session.Sessions, s *session.SessionSummary, after, limit int, out io.Writer, instructions func(workflow, state string) string) error {
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
@@ -231,7 +232,7 @@ func showSession(ctx context.Context, sessions *session.Sessions, s *session.Ses
 	}
 	row("status", st)
 	row("state", s.WorkflowState)
-	row("title", s.Title)
+	row("title", clean(s.Title))
 	row("turn", strconv.Itoa(s.Turn))
 	row("created", s.CreatedAt)
 	row("updated", s.UpdatedAt)
@@ -239,10 +240,10 @@ func showSession(ctx context.Context, sessions *session.Sessions, s *session.Ses
 	if u := s.Usage; u != nil {
 		row("usage", fmt.Sprintf("in %d · out %d · cache r %d/w %d", u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheCreationTokens))
 	}
-	if s.Exit != nil {
-		row("exit", s.Exit.Code+": "+s.Exit.Reason)
+	if s.Exit != nil && !s.Exit.Success {
+		row("exit", clean(s.Exit.Code+": "+s.Exit.Reason))
 	}
-	row("rejected", s.Rejected)
+	row("rejected", clean(s.Rejected))
 	if e := s.LastError; e != nil {
 		b, _ := json.Marshal(e)
 		row("last error", string(b))
@@ -250,7 +251,7 @@ func showSession(ctx context.Context, sessions *session.Sessions, s *session.Ses
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	showPark(ctx, sessions, s, out)
+	showPark(ctx, sessions, s, out, instructions)
 	fmt.Fprintln(out, "variables")
 	if len(s.Variables) == 0 {
 		fmt.Fprintln(out, "  none set")
@@ -262,7 +263,7 @@ func showSession(ctx context.Context, sessions *session.Sessions, s *session.Ses
 			lock = " (locked)"
 		}
 		b, _ := json.Marshal(v.Value)
-		fmt.Fprintf(out, "  %s%s = %s\n", name, lock, oneLine(string(b), 200))
+		fmt.Fprintf(out, "  %s%s = %s\n", name, lock, clean(oneLine(string(b), 200)))
 	}
 	trail, err := sessions.Trail(ctx, s.SessionID)
 	if err != nil {
@@ -275,7 +276,7 @@ func showSession(ctx context.Context, sessions *session.Sessions, s *session.Ses
 			line += " (" + step.Workflow + " " + step.Status + ")"
 		}
 		if step.Reason != "" {
-			line += ": " + oneLine(step.Reason, 160)
+			line += ": " + clean(oneLine(step.Reason, 160))
 		}
 		if step.TS > 0 {
 			line += "  " + time.UnixMilli(step.TS).UTC().Format(time.RFC3339)
@@ -296,14 +297,18 @@ func showSession(ctx context.Context, sessions *session.Sessions, s *session.Ses
 		fmt.Fprintf(out, "  [%d] %s\n", first+int64(i)+1, messageLine(m))
 	}
 	if next < s.MessageCount {
-		fmt.Fprintf(out, "  … more: archmax sessions %s --after %d\n", s.SessionID, next)
+		more := fmt.Sprintf("archmax sessions %s --after %d", s.SessionID, next)
+		if limit != sessionsPage {
+			more += " --limit " + strconv.Itoa(limit)
+		}
+		fmt.Fprintf(out, "  … more: %s\n", more)
 	}
 	return nil
 }
 
 // showPark prints a parked session's pending park: its choices and how to answer, and the
 // content of its evidence files.
-func showPark(ctx context.Context, sessions *session.Sessions, s *session.SessionSummary, out io.Writer) {
+func showPark(ctx context.Context, sessions *session.Sessions, s *session.SessionSummary, out io.Writer, instructions func(workflow, state string) string) {
 	p := s.Pending
 	if p == nil {
 		return
@@ -311,13 +316,17 @@ func showPark(ctx context.Context, sessions *session.Sessions, s *session.Sessio
 	switch {
 	case p.Decision != nil:
 		d := p.Decision
-		where := d.State
+		where, workflow := d.State, s.Workflow
 		if dp := innermost(s.Delegation); dp != nil {
 			where += " of sub-workflow " + dp.Workflow + " (" + dp.SessionID + ")"
+			workflow = dp.Workflow
 		}
 		fmt.Fprintf(out, "awaiting a decision in %s (park %s)\n", where, p.ParkID)
 		if d.Title != "" {
-			fmt.Fprintf(out, "  %s\n", d.Title)
+			fmt.Fprintf(out, "  %s\n", clean(d.Title))
+		}
+		if in := instructions(workflow, d.State); in != "" {
+			fmt.Fprintf(out, "  instructions: %s\n", clean(oneLine(in, 400)))
 		}
 		if len(d.Approvers) > 0 {
 			fmt.Fprintf(out, "  approvers: %s\n", strings.Join(d.Approvers, ", "))
@@ -328,7 +337,7 @@ func showPark(ctx context.Context, sessions *session.Sessions, s *session.Sessio
 				line += " [" + t.Type + "]"
 			}
 			if t.Description != "" {
-				line += " — " + oneLine(t.Description, 160)
+				line += " — " + clean(oneLine(t.Description, 160))
 			}
 			fmt.Fprintln(out, line)
 		}
@@ -344,7 +353,11 @@ func showPark(ctx context.Context, sessions *session.Sessions, s *session.Sessio
 				fmt.Fprintln(out, "    (not present)")
 				continue
 			}
-			lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+			if !printable(data) {
+				fmt.Fprintf(out, "    (binary, %d bytes: read it from the session's files)\n", len(data))
+				continue
+			}
+			lines := strings.Split(strings.TrimRight(clean(string(data)), "\n"), "\n")
 			for i, l := range lines {
 				if i == evidenceLines {
 					fmt.Fprintf(out, "    … %d more lines\n", len(lines)-i)
@@ -355,11 +368,32 @@ func showPark(ctx context.Context, sessions *session.Sessions, s *session.Sessio
 		}
 	case p.Input != nil:
 		fmt.Fprintf(out, "awaiting input in %s (park %s)\n", p.Input.State, p.ParkID)
-		fmt.Fprintf(out, "  waiting for: %s\n", p.Input.Reason)
+		fmt.Fprintf(out, "  waiting for: %s\n", clean(p.Input.Reason))
 		if p.Input.ResumeAt != "" {
 			fmt.Fprintf(out, "  due: %s\n", p.Input.ResumeAt)
 		}
 		fmt.Fprintf(out, "  resume: archmax deliver %s --trigger <id> [--variables JSON]\n", s.SessionID)
+	}
+}
+
+// stateInstructions reads a state's instructions from the workspace's workflow.yaml, for the
+// person deciding a park; "" when the workspace does not hold the workflow (the session may
+// come from elsewhere) or it does not load.
+func stateInstructions(workspace string) func(workflow, state string) string {
+	return func(workflow, state string) string {
+		if !spec.IsSlug(workflow) {
+			return ""
+		}
+		file := "workflows/" + workflow + "/workflow.yaml"
+		src, err := os.ReadFile(filepath.Join(workspace, filepath.FromSlash(file)))
+		if err != nil {
+			return ""
+		}
+		sp, err := spec.Load(workflow, file, src)
+		if err != nil || sp.State(state) == nil {
+			return ""
+		}
+		return strings.TrimSpace(sp.State(state).Instructions)
 	}
 }
 
@@ -377,7 +411,7 @@ func messageLine(m transcript.Message) string {
 			role += " (error)"
 		}
 	}
-	text := oneLine(m.Text, 160)
+	text := clean(oneLine(m.Text, 160))
 	if len(m.ToolCalls) > 0 {
 		var names []string
 		for _, c := range m.ToolCalls {

@@ -190,18 +190,19 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 		fmt.Fprintf(stderr, "archmax: %v\n", err)
 		return exitFail
 	}
-	if res.Skipped != "" {
-		fmt.Fprintf(stderr, "suite skipped — %s\n", res.Skipped)
-	}
 	if filter != "" && len(res.Results) == 0 && res.Skipped == "" {
-		fmt.Fprintf(stderr, "no cases matched '%s' (%d discovered)\n", filter, res.Discovered)
-		res.ExitCode = exitFail
+		// the reference: an error, and nothing on stdout
+		fmt.Fprintf(stderr, "archmax: no cases matched '%s' (%d discovered)\n", filter, res.Discovered)
+		return exitFail
 	}
-	if f.jsonOut {
+	switch {
+	case f.jsonOut:
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(res)
-	} else {
+	case res.Skipped != "":
+		fmt.Fprintf(stdout, "suite skipped — %s\n", res.Skipped)
+	default:
 		fmt.Fprintf(stdout, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
 	}
 	return res.ExitCode

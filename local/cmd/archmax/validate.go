@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/fs"
 	"github.com/archmax-ai/archmax/core/validate"
 )
@@ -41,11 +42,11 @@ Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage error.`,
 			ctx := context.Background()
 			slugs := args
 			if len(slugs) == 0 {
-				if slugs, err = validate.Workflows(ctx, files); err != nil {
+				if slugs, err = workflowFolders(ctx, files, cmd.ErrOrStderr()); err != nil {
 					return err
 				}
 				if len(slugs) == 0 {
-					return usageError{fmt.Errorf("no workflows/<slug>/ folder in workspace %q", workspace)}
+					return usageError{fmt.Errorf("no workflows/<slug>/workflow.yaml in workspace %q", workspace)}
 				}
 			}
 			var reports []validationReport
@@ -76,6 +77,28 @@ Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage error.`,
 	cmd.Flags().StringVar(&workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md (also --root DIR)")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, `print {"workflow", "valid", "diagnostics"} on stdout (an array of them for several workflows)`)
 	return cmd
+}
+
+// workflowFolders lists the workflows validate checks when none is named: the folders under
+// workflows/ holding a workflow.yaml (or a WORKFLOW.md, whose layout validate reports on);
+// any other folder is no workflow, said on stderr and skipped, as the reference infers the
+// one workflow of a workspace.
+func workflowFolders(ctx context.Context, files store.Files, stderr io.Writer) ([]string, error) {
+	all, err := validate.Workflows(ctx, files)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, slug := range all {
+		_, yamlErr := files.Stat(ctx, "workflows/"+slug+"/workflow.yaml")
+		_, mdErr := files.Stat(ctx, "workflows/"+slug+"/WORKFLOW.md")
+		if yamlErr == nil || mdErr == nil {
+			out = append(out, slug)
+			continue
+		}
+		fmt.Fprintf(stderr, "workflows/%s/ holds no workflow.yaml: not a workflow, skipped\n", slug)
+	}
+	return out, nil
 }
 
 // validationReport is one workflow's --json object, the reference CLI's shape.
