@@ -44,8 +44,8 @@ func main() {
 // execute runs the CLI with args and returns the process exit code.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := &cobra.Command{
-		Use:           "archmax",
-		Short:         "Run governed LLM-agent workflows locally",
+		Use:   "archmax",
+		Short: "Run governed LLM-agent workflows locally",
 		Long: `Run governed LLM-agent workflows locally: command lines written for the @archmax-ai/harness 1.0
 CLI run unchanged (run, test, validate, sessions, decide, reply, deliver, help), beside this
 runtime's own commands (serve, graph) and flags.

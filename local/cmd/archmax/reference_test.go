@@ -369,7 +369,7 @@ func TestReferenceEdges(t *testing.T) {
 // terminal control sequences; the reply on stdout stays as written.
 func TestCleanEscapesControls(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain\ttext\n":          "plain\ttext\n",
+		"plain\ttext\n":           "plain\ttext\n",
 		"red \x1b[31mtext\x1b[0m": `red \u001B[31mtext\u001B[0m`,
 		"bell\x07":                `bell\u0007`,
 		"csi\u009b2J":             `csi\u009B2J`,
