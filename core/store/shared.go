@@ -23,8 +23,12 @@ var (
 )
 
 // Validate checks c against the stored head old (every adapter calls it before writing): each counter must grow by exactly
-// the number of items committed to its log, and Body must be JSON when present.
+// the number of items committed to its log, Body must be JSON when present, and an Owner
+// old has must be c's too (write-once: a session's owner never changes).
 func (c *Commit) Validate(old *Head) error {
+	if old.Owner != "" && c.Head.Owner != old.Owner {
+		return fmt.Errorf("%w: the session's owner is %q; a commit cannot change it to %q", ErrInvalidCommit, old.Owner, c.Head.Owner)
+	}
 	for _, k := range []struct {
 		log            string
 		old, new, adds int64
@@ -116,9 +120,10 @@ func TakePage(heads []*Head, limit int) ([]*Head, string) {
 	return heads[:limit], Cursor{UpdatedAt: last.UpdatedAt, SessionID: last.SessionID}.Encode()
 }
 
-// Matches reports whether h passes opts' workflow and status filters.
+// Matches reports whether h passes opts' workflow, status and owner filters.
 func Matches(h *Head, opts ListOptions) bool {
-	return (opts.Workflow == "" || h.Workflow == opts.Workflow) && (opts.Status == "" || h.Status == opts.Status)
+	return (opts.Workflow == "" || h.Workflow == opts.Workflow) && (opts.Status == "" || h.Status == opts.Status) &&
+		(opts.Owner == "" || h.Owner == opts.Owner)
 }
 
 // newestFirst orders heads by UpdatedAt descending, then session id ascending.

@@ -30,6 +30,12 @@ type Head struct {
 	// stranded (session.StrandedAfter past its last commit); "" otherwise. Only heads with
 	// ParkDue set are returned by ListDueParks.
 	ParkDue string `json:"parkDue,omitempty"`
+	// Owner is the key of the principal that owns the session (identity.Principal.Key: who
+	// started it) — not the writer lease's owner. "" for a session with no recorded owner
+	// (committed before owners were recorded). It is write-once: a commit may set it on a
+	// session that has none, never change or clear it (ErrInvalidCommit). Heads with an
+	// Owner are listed by it (ListOptions.Owner) through an index.
+	Owner string `json:"owner,omitempty"`
 	// Counters: how many items of each log are visible (items are numbered 0..n-1).
 	Messages int64 `json:"messages"`
 	Trail    int64 `json:"trail"`
@@ -66,8 +72,11 @@ type Commit struct {
 type ListOptions struct {
 	Workflow string // "" = every workflow
 	Status   string // "" = every status
-	Limit    int    // 0 = 50
-	Cursor   string // opaque, from a previous page
+	// Owner, when set, lists only the heads whose Owner it is (an index of its own, not a
+	// filter over every session).
+	Owner  string
+	Limit  int    // 0 = 50
+	Cursor string // opaque, from a previous page
 }
 
 // Log is the session log port. All methods are safe for concurrent use; two processes

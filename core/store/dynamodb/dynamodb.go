@@ -16,9 +16,13 @@
 //	    leaseOwner   S, leaseExpires N (Unix ms)   the writer lease; absent when released
 //	    epoch        N  the lease's fencing token: 1, 2, 3, … counted per session by takeovers
 //	    ttl          N  Unix s, only on a released lease-only head (LeaseOnlyTTL)
-//	    parkDue      S  ISO-8601 resumeAt, and parkKey S = "PARKED": only while ParkDue != ""
+//	    parkDue      S  ISO-8601 resumeAt, and parkKey S = "PARKED": only while ParkDue != "";
+//	                    else, while the status is awaiting_decision, parkKey = "DECISION" and
+//	                    parkDue = listSort (the decision queue, in the same index)
 //	    listKey      S  = "S#<n>", n = FNV-1a(sessionId) mod ListShards, and
 //	    listSort     S  = "<updatedAt>#<sessionId>": on committed heads
+//	    owner        S  the owner's principal key (Head.Owner, write-once), and
+//	    ownerKey     S  = "<n>#<owner>" (n as in listKey): only on heads with an owner
 //	pk = S#<sessionId>  sk = M#<seq:10>#<epoch:19>   transcript message seq
 //	                    sk = T#<seq:10>#<epoch:19>   trail step seq
 //	                    sk = E#<seq:10>#<epoch:19>   event seq, with ttl N (Unix s; EventTTL)
@@ -26,8 +30,9 @@
 //	    blob S  its blob ref when over 64 KiB (or not UTF-8)
 //	pk = I#<key>        sk = I       an idempotency record: v B (the value), ttl N (Unix s)
 //
-//	GSI byParkDue: parkKey HASH, parkDue RANGE, projection ALL   (ListDueParks)
+//	GSI byParkDue: parkKey HASH, parkDue RANGE, projection ALL   (ListDueParks; List of awaiting_decision)
 //	GSI byUpdated: listKey HASH, listSort RANGE, projection ALL  (List)
+//	GSI byOwner:   ownerKey HASH, listSort RANGE, projection ALL (List with an Owner)
 //
 // # Protocol (one writer per session)
 //
@@ -60,7 +65,11 @@
 // Reads of the head and items are strongly consistent; List and ListDueParks query GSIs
 // and are eventually consistent on AWS. List queries the ListShards partitions of byUpdated
 // (so the commits of many sessions do not all rewrite one index partition) and merges them
-// in store.PageHeads' order; a head whose body cannot be read (its blob gone with a session
+// in store.PageHeads' order — or, with an Owner, the owner's ListShards partitions of
+// byOwner (one principal running many sessions at once spreads its index writes too), or,
+// for the status awaiting_decision alone, the decision queue's partition of byParkDue
+// (written only when a session parks for a decision, is answered, or replies while parked);
+// workflow and status filters then apply within those rows only; a head whose body cannot be read (its blob gone with a session
 // being deleted, or a malformed item) is left out of a listing rather than failing it. Items
 // past the counters (from abandoned commits) are never returned and are overwritten or
 // shadowed by the next writer; events expire after EventTTL, after which Events returns only
@@ -157,16 +166,20 @@ const (
 	attrParkKey      = "parkKey"
 	attrListKey      = "listKey"
 	attrListSort     = "listSort"
+	attrOwner        = "owner"
+	attrOwnerKey     = "ownerKey"
 	attrValue        = "v"
 	attrBlob         = "blob"
 	attrTTL          = "ttl"
 
 	skHead      = "HEAD"
 	skIdem      = "I"
-	parkedValue = "PARKED"
+	parkedValue   = "PARKED"
+	decisionValue = "DECISION" // parkKey of the decision queue
 
 	indexByParkDue = "byParkDue"
 	indexByUpdated = "byUpdated"
+	indexByOwner   = "byOwner"
 
 	seqDigits   = 10
 	epochDigits = 19
@@ -360,7 +373,7 @@ func (s *Store) Release(ctx context.Context, sessionID, owner string) error {
 // writerState is what Commit reads of the head before writing.
 type writerState struct {
 	version, epoch int64
-	old            store.Head // counters only
+	old            store.Head // counters and owner only
 	lease          store.Lease
 }
 
@@ -445,8 +458,8 @@ func stripe(sessionID string) int { return int(hash32(sessionID) % commitStripes
 // writerState reads the fields Commit checks with a consistent GetItem; nil when no head exists.
 func (s *Store) writerState(ctx context.Context, sessionID string) (*writerState, error) {
 	x := newExpr()
-	proj := fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s", x.n(attrVersion), x.n(attrMessages), x.n(attrTrail),
-		x.n(attrEvents), x.n(attrLeaseOwner), x.n(attrLeaseExpires), x.n(attrEpoch))
+	proj := fmt.Sprintf("%s, %s, %s, %s, %s, %s, %s, %s", x.n(attrVersion), x.n(attrMessages), x.n(attrTrail),
+		x.n(attrEvents), x.n(attrLeaseOwner), x.n(attrLeaseExpires), x.n(attrEpoch), x.n(attrOwner))
 	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:                &s.table,
 		Key:                      headKey(sessionID),
@@ -464,7 +477,7 @@ func (s *Store) writerState(ctx context.Context, sessionID string) (*writerState
 	w := &writerState{
 		version: hi.Version,
 		epoch:   hi.Epoch,
-		old:     store.Head{Messages: hi.Messages, Trail: hi.Trail, Events: hi.Events},
+		old:     store.Head{Messages: hi.Messages, Trail: hi.Trail, Events: hi.Events, Owner: hi.Owner},
 	}
 	if hi.LeaseOwner != "" {
 		w.lease = store.Lease{Owner: hi.LeaseOwner, ExpiresAt: time.UnixMilli(hi.LeaseExpires)}
@@ -546,11 +559,19 @@ func (s *Store) headUpdate(ctx context.Context, sessionID, owner string, w *writ
 	} else {
 		remove = append(remove, x.n(attrBody), x.n(attrBodyBlob))
 	}
-	if h.ParkDue != "" {
+	switch {
+	case h.ParkDue != "":
 		set = append(set, x.n(attrParkDue)+" = "+x.v("parkDue", str(h.ParkDue)),
 			x.n(attrParkKey)+" = "+x.v("parkKey", str(parkedValue)))
-	} else {
+	case h.Status == StatusAwaitingDecision:
+		set = append(set, x.n(attrParkDue)+" = "+x.v("parkDue", str(listSort(h.UpdatedAt, sessionID))),
+			x.n(attrParkKey)+" = "+x.v("parkKey", str(decisionValue)))
+	default:
 		remove = append(remove, x.n(attrParkDue), x.n(attrParkKey))
+	}
+	if h.Owner != "" { // write-once: Validate refused a change against the head read under the version condition
+		set = append(set, x.n(attrOwner)+" = "+x.v("sessionOwner", str(h.Owner)),
+			x.n(attrOwnerKey)+" = "+x.v("ownerKey", str(ownerShardKey(listShard(sessionID), h.Owner))))
 	}
 	update := "SET " + strings.Join(set, ", ") + " REMOVE " + strings.Join(remove, ", ")
 
@@ -583,6 +604,13 @@ func listShard(sessionID string) int { return int(hash32(sessionID) % ListShards
 func listShardKey(shard int) string { return "S#" + strconv.Itoa(shard) }
 
 func listSort(updatedAt, sessionID string) string { return updatedAt + "#" + sessionID }
+
+// ownerShardKey is the byOwner partition of owner's heads in shard (the session's listShard).
+func ownerShardKey(shard int, owner string) string { return strconv.Itoa(shard) + "#" + owner }
+
+// StatusAwaitingDecision is the engine's status of a session parked for a person's
+// decision (session.StatusAwaitingDecision): such heads form the decision queue.
+const StatusAwaitingDecision = "awaiting_decision"
 
 // batchWrite sends reqs with BatchWriteItem, batchSize at a time, retrying unprocessed
 // items with exponential backoff (10 ms doubling, at most 8 attempts per batch).
@@ -768,7 +796,7 @@ var errMalformedHead = errors.New("malformed head item")
 type headItem struct {
 	Version                                int64
 	Workflow, Status, CreatedAt, UpdatedAt string
-	ParkDue                                string
+	ParkDue, ParkKey, Owner                string
 	Messages, Trail, Events                int64
 	Body, BodyBlob                         string
 	LeaseOwner                             string
@@ -779,7 +807,7 @@ func (hi *headItem) unmarshal(item map[string]types.AttributeValue) error {
 	for name, p := range map[string]*string{
 		attrWorkflow: &hi.Workflow, attrStatus: &hi.Status, attrCreatedAt: &hi.CreatedAt,
 		attrUpdatedAt: &hi.UpdatedAt, attrParkDue: &hi.ParkDue, attrBody: &hi.Body,
-		attrBodyBlob: &hi.BodyBlob, attrLeaseOwner: &hi.LeaseOwner,
+		attrBodyBlob: &hi.BodyBlob, attrLeaseOwner: &hi.LeaseOwner, attrParkKey: &hi.ParkKey, attrOwner: &hi.Owner,
 	} {
 		if v, ok := item[name]; ok {
 			s, ok := v.(*types.AttributeValueMemberS)
@@ -822,9 +850,13 @@ func (s *Store) decodeHead(ctx context.Context, sessionID string, item map[strin
 		CreatedAt: hi.CreatedAt,
 		UpdatedAt: hi.UpdatedAt,
 		ParkDue:   hi.ParkDue,
+		Owner:     hi.Owner,
 		Messages:  hi.Messages,
 		Trail:     hi.Trail,
 		Events:    hi.Events,
+	}
+	if hi.ParkKey == decisionValue {
+		h.ParkDue = "" // the decision queue's sort key, not a due time
 	}
 	switch {
 	case hi.BodyBlob != "":

@@ -122,11 +122,13 @@ func (s *Store) itemValue(ctx context.Context, sessionID string, item map[string
 }
 
 // List implements store.Log (02 §9.4): committed heads, newest UpdatedAt first and ties by
-// session id ascending (store.PageHeads' order), filtered by opts with a FilterExpression
-// and paged with an opaque cursor ("" on the last page). It queries the ListShards
-// partitions of the byUpdated GSI (in parallel, then page by page as the merge needs more)
-// and merges them. A head whose body blob is missing (a session being deleted, still in the
-// eventually consistent index) or whose item is malformed is left out of the page.
+// session id ascending (store.PageHeads' order), filtered by opts and paged with an opaque
+// cursor ("" on the last page). It queries the partitions of one index (listPlan: byUpdated,
+// an owner's partitions of byOwner, or the decision queue of byParkDue) in parallel, then
+// page by page as the merge needs more, and merges them; the filters the index does not
+// answer are a FilterExpression over its rows. A head whose body blob is missing (a session
+// being deleted, still in the eventually consistent index) or whose item is malformed is
+// left out of the page.
 func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Head, string, error) {
 	limit := opts.Limit
 	if limit <= 0 {
@@ -136,15 +138,17 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Head
 	if err != nil {
 		return nil, "", err
 	}
+	plan := listPlan(opts)
+	n := len(plan.keys)
 	// Enough per shard for limit+1 heads spread evenly, plus one; a shard used up is re-queried.
-	pageSize := (limit+ListShards)/ListShards + 1
-	shards := make([]*shardQuery, ListShards)
+	pageSize := (limit+n)/n + 1
+	shards := make([]*shardQuery, n)
 	var (
 		wg   sync.WaitGroup
-		errs = make([]error, ListShards)
+		errs = make([]error, n)
 	)
 	for i := range shards {
-		shards[i] = s.shardQuery(i, opts, after, pageSize)
+		shards[i] = s.shardQuery(plan, plan.keys[i], opts, after, pageSize)
 		wg.Go(func() { _, _, errs[i] = shards[i].peek(ctx) })
 	}
 	wg.Wait()
@@ -180,13 +184,43 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Head
 	return page, next, nil
 }
 
-// listRow is a head item from the byUpdated index with its ordering fields.
+// indexPlan is the index a listing reads: its name, the hash key attribute and the values
+// of its partitions to merge, the range key attribute (whose values are listSort's
+// "<updatedAt>#<sessionId>"), and whether the plan already selects the status filter.
+type indexPlan struct {
+	index, hashAttr, rangeAttr string
+	keys                       []string
+	statusInKey                bool
+}
+
+// listPlan picks the index of a listing: an owner's partitions of byOwner; the decision
+// queue (byParkDue's DECISION partition) for the status awaiting_decision alone; else the
+// ListShards partitions of byUpdated.
+func listPlan(opts store.ListOptions) indexPlan {
+	switch {
+	case opts.Owner != "":
+		keys := make([]string, ListShards)
+		for i := range keys {
+			keys[i] = ownerShardKey(i, opts.Owner)
+		}
+		return indexPlan{index: indexByOwner, hashAttr: attrOwnerKey, rangeAttr: attrListSort, keys: keys}
+	case opts.Status == StatusAwaitingDecision:
+		return indexPlan{index: indexByParkDue, hashAttr: attrParkKey, rangeAttr: attrParkDue, keys: []string{decisionValue}, statusInKey: true}
+	}
+	keys := make([]string, ListShards)
+	for i := range keys {
+		keys[i] = listShardKey(i)
+	}
+	return indexPlan{index: indexByUpdated, hashAttr: attrListKey, rangeAttr: attrListSort, keys: keys}
+}
+
+// listRow is a head item from a listing index with its ordering fields.
 type listRow struct {
 	updatedAt, sessionID string
 	item                 map[string]types.AttributeValue
 }
 
-// shardQuery reads one partition of the byUpdated index newest first, a page at a time.
+// shardQuery reads one partition of a listing index newest first, a page at a time.
 type shardQuery struct {
 	client API
 	in     *dynamodb.QueryInput
@@ -195,25 +229,26 @@ type shardQuery struct {
 	done   bool          // no page left
 }
 
-// shardQuery prepares the query of shard: descending listSort, from just above the cursor
-// (every head of the cursor's UpdatedAt is read; peek drops those at or before it).
-func (s *Store) shardQuery(shard int, opts store.ListOptions, after *store.Cursor, pageSize int) *shardQuery {
+// shardQuery prepares the query of the partition key of plan: descending range key, from
+// just above the cursor (every head of the cursor's UpdatedAt is read; peek drops those at
+// or before it).
+func (s *Store) shardQuery(plan indexPlan, key string, opts store.ListOptions, after *store.Cursor, pageSize int) *shardQuery {
 	x := newExpr()
-	keyCond := x.n(attrListKey) + " = " + x.v("listKey", str(listShardKey(shard)))
+	keyCond := x.n(plan.hashAttr) + " = " + x.v("key", str(key))
 	if after != nil {
 		// '$' follows '#': the bound is above every listSort "<cursor updatedAt>#<id>".
-		keyCond += " AND " + x.n(attrListSort) + " < " + x.v("before", str(after.UpdatedAt+"$"))
+		keyCond += " AND " + x.n(plan.rangeAttr) + " < " + x.v("before", str(after.UpdatedAt+"$"))
 	}
 	var filters []string
 	if opts.Workflow != "" {
 		filters = append(filters, x.n(attrWorkflow)+" = "+x.v("workflow", str(opts.Workflow)))
 	}
-	if opts.Status != "" {
+	if opts.Status != "" && !plan.statusInKey {
 		filters = append(filters, x.n(attrStatus)+" = "+x.v("status", str(opts.Status)))
 	}
 	in := &dynamodb.QueryInput{
 		TableName:                 &s.table,
-		IndexName:                 aws.String(indexByUpdated),
+		IndexName:                 aws.String(plan.index),
 		KeyConditionExpression:    &keyCond,
 		ExpressionAttributeNames:  x.names,
 		ExpressionAttributeValues: x.values,

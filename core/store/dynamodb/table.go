@@ -13,7 +13,7 @@ import (
 )
 
 // CreateTable creates the session-log table (schema in the package doc: pk/sk strings,
-// PAY_PER_REQUEST, GSIs byParkDue and byUpdated with projection ALL), waits up to two
+// PAY_PER_REQUEST, GSIs byParkDue, byUpdated and byOwner with projection ALL), waits up to two
 // minutes until it is ACTIVE, then enables TTL on ttl. An engine without
 // UpdateTimeToLive (dynalite answers UnknownOperationException) keeps the table without
 // TTL. It fails if the table already exists.
@@ -32,12 +32,13 @@ func CreateTable(ctx context.Context, client API, table string) error {
 		TableName:   &table,
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
-			s(attrPK), s(attrSK), s(attrParkKey), s(attrParkDue), s(attrListKey), s(attrListSort),
+			s(attrPK), s(attrSK), s(attrParkKey), s(attrParkDue), s(attrListKey), s(attrListSort), s(attrOwnerKey),
 		},
 		KeySchema: key(attrPK, attrSK),
 		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
 			{IndexName: aws.String(indexByParkDue), KeySchema: key(attrParkKey, attrParkDue), Projection: all},
 			{IndexName: aws.String(indexByUpdated), KeySchema: key(attrListKey, attrListSort), Projection: all},
+			{IndexName: aws.String(indexByOwner), KeySchema: key(attrOwnerKey, attrListSort), Projection: all},
 		},
 	})
 	if err != nil {

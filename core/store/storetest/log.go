@@ -25,6 +25,7 @@ func TestLog(t *testing.T, newLog func(t *testing.T) store.Log) {
 	t.Run("Commit", func(t *testing.T) { testCommit(t, newLog) })
 	t.Run("Items", func(t *testing.T) { testItems(t, newLog) })
 	t.Run("List", func(t *testing.T) { testList(t, newLog) })
+	t.Run("Owner", func(t *testing.T) { testOwner(t, newLog) })
 	t.Run("DueParks", func(t *testing.T) { testDueParks(t, newLog) })
 	t.Run("Idempotency", func(t *testing.T) { testIdempotency(t, newLog) })
 	t.Run("Delete", func(t *testing.T) { testDelete(t, newLog) })
@@ -531,6 +532,131 @@ func testList(t *testing.T, newLog func(t *testing.T) store.Log) {
 		page, cursor, err = l.List(t.Context(), store.ListOptions{Cursor: cursor})
 		if err != nil || len(page) != 1 || page[0].SessionID != "p00" || cursor != "" {
 			t.Fatalf("second page = %d heads, cursor %q, %v; want p00 alone", len(page), cursor, err)
+		}
+	})
+}
+
+// testOwner: a head's Owner is write-once; List with an Owner returns exactly that owner's
+// heads (with the workflow and status filters, in pages); the sessions awaiting a decision
+// are listed whoever owns them, and leave that listing when answered.
+func testOwner(t *testing.T, newLog func(t *testing.T) store.Log) {
+	t.Run("write-once", func(t *testing.T) {
+		l := newLog(t)
+		h := seed(t, l, "s1", func(h *store.Head) { h.Owner = "jwt:https://i/#dana" })
+		if got, err := l.Get(t.Context(), "s1"); err != nil || got.Owner != "jwt:https://i/#dana" || h.Owner != got.Owner {
+			t.Fatalf("Get = %+v, %v (commit returned %q); want the owner", got, err, h.Owner)
+		}
+		for _, other := range []string{"jwt:https://i/#eve", ""} {
+			h := mustAcquire(t, l, "s1", "a", long)
+			if h.Owner != "jwt:https://i/#dana" {
+				t.Fatalf("Acquire = owner %q, want the stored one", h.Owner)
+			}
+			c := next(h, "a", 1, 0, 0)
+			c.Head.Owner = other
+			if _, err := l.Commit(t.Context(), "s1", "a", c); !errors.Is(err, store.ErrInvalidCommit) {
+				t.Fatalf("a commit changing the owner to %q: %v, want ErrInvalidCommit", other, err)
+			}
+			if err := l.Release(t.Context(), "s1", "a"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h = mustAcquire(t, l, "s1", "a", long)
+		mustCommit(t, l, "s1", "a", next(h, "a", 0, 1, 0)) // the owner carried on: fine
+		// a session committed without an owner may be given one (never the reverse)
+		h = seed(t, l, "legacy", func(h *store.Head) {})
+		if h.Owner != "" {
+			t.Fatalf("an owner appeared: %q", h.Owner)
+		}
+		h = mustAcquire(t, l, "legacy", "a", long)
+		c := next(h, "a", 1, 0, 0)
+		c.Head.Owner = "iam:arn:aws:iam::1:role/r"
+		if got := mustCommit(t, l, "legacy", "a", c); got.Owner != "iam:arn:aws:iam::1:role/r" {
+			t.Fatalf("owner set later = %q", got.Owner)
+		}
+	})
+	t.Run("listing by owner and the decision queue", func(t *testing.T) {
+		l := newLog(t)
+		const dana, eve = "jwt:https://i/#dana", "jwt:https://i/#eve"
+		type row struct{ id, owner, wf, status, updated string }
+		rows := []row{
+			{"d1", dana, "alpha", "completed", "2025-01-01T00:00:01.000Z"},
+			{"d2", dana, "beta", "awaiting_decision", "2025-01-01T00:00:05.000Z"},
+			{"d3", dana, "alpha", "running", "2025-01-01T00:00:03.000Z"},
+			{"e1", eve, "alpha", "awaiting_decision", "2025-01-01T00:00:04.000Z"},
+			{"e2", eve, "alpha", "running", "2025-01-01T00:00:06.000Z"},
+			{"n1", "", "alpha", "awaiting_decision", "2025-01-01T00:00:02.000Z"}, // no owner
+			{"d4", dana, "alpha", "awaiting_input", "2025-01-01T00:00:07.000Z"},
+			{"d5", dana, "alpha", "running", "2025-01-01T00:00:03.000Z"}, // ties d3
+		}
+		for _, r := range rows {
+			seed(t, l, r.id, func(h *store.Head) { h.Owner, h.Workflow, h.Status, h.UpdatedAt = r.owner, r.wf, r.status, r.updated })
+		}
+		ids := func(hs []*store.Head) string {
+			var out []string
+			for _, h := range hs {
+				out = append(out, h.SessionID)
+			}
+			return fmt.Sprint(out)
+		}
+		for _, tc := range []struct {
+			name string
+			opts store.ListOptions
+			want string
+		}{
+			{"owner", store.ListOptions{Owner: dana}, "[d4 d2 d3 d5 d1]"},
+			{"owner and workflow", store.ListOptions{Owner: dana, Workflow: "alpha"}, "[d4 d3 d5 d1]"},
+			{"owner and status", store.ListOptions{Owner: dana, Status: "awaiting_decision"}, "[d2]"},
+			{"other owner", store.ListOptions{Owner: eve}, "[e2 e1]"},
+			{"unknown owner", store.ListOptions{Owner: "jwt:https://i/#mallory"}, "[]"},
+			{"decision queue", store.ListOptions{Status: "awaiting_decision"}, "[d2 e1 n1]"},
+			{"decision queue of a workflow", store.ListOptions{Status: "awaiting_decision", Workflow: "alpha"}, "[e1 n1]"},
+		} {
+			got, cursor, err := l.List(t.Context(), tc.opts)
+			if err != nil || cursor != "" || ids(got) != tc.want {
+				t.Fatalf("%s: List = %s, %q, %v; want %s", tc.name, ids(got), cursor, err, tc.want)
+			}
+			for _, h := range got {
+				if tc.opts.Status == "awaiting_decision" && (h.ParkDue != "" || h.Body == nil || h.Version != 1) {
+					t.Fatalf("%s: listed head %+v, want the full head with no ParkDue", tc.name, h)
+				}
+			}
+		}
+		for _, opts := range []store.ListOptions{{Owner: dana}, {Status: "awaiting_decision"}} {
+			var paged []*store.Head
+			for pages := 0; ; pages++ {
+				if pages > len(rows) {
+					t.Fatal("cursor never ends")
+				}
+				opts.Limit = 1
+				page, cursor, err := l.List(t.Context(), opts)
+				if err != nil || len(page) > 1 {
+					t.Fatalf("page = %d heads, %v", len(page), err)
+				}
+				paged = append(paged, page...)
+				if cursor == "" {
+					break
+				}
+				opts.Cursor = cursor
+			}
+			opts.Limit, opts.Cursor = 0, ""
+			all, _, _ := l.List(t.Context(), opts)
+			if ids(paged) != ids(all) {
+				t.Fatalf("%+v: pages %s, want %s", opts, ids(paged), ids(all))
+			}
+		}
+		// answered: it leaves the queue (and is no due park), and stays its owner's
+		h := mustAcquire(t, l, "d2", "a", long)
+		c := next(h, "a", 1, 0, 0)
+		c.Head.Workflow, c.Head.Status, c.Head.UpdatedAt = "beta", "running", "2025-01-01T00:00:08.000Z"
+		mustCommit(t, l, "d2", "a", c)
+		if got, _, err := l.List(t.Context(), store.ListOptions{Status: "awaiting_decision"}); err != nil || ids(got) != "[e1 n1]" {
+			t.Fatalf("queue after the decision = %s, %v", ids(got), err)
+		}
+		if got, _, err := l.List(t.Context(), store.ListOptions{Owner: dana}); err != nil || ids(got) != "[d2 d4 d3 d5 d1]" {
+			t.Fatalf("owner after the decision = %s, %v", ids(got), err)
+		}
+		if due, err := l.ListDueParks(t.Context(), "9999-01-01T00:00:00.000Z", 10); err != nil || ids(due) != "[]" {
+			t.Fatalf("due parks = %s, %v; a decision park is never due", ids(due), err)
 		}
 	})
 }
