@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,12 @@ type serveFlags struct {
 	bedrock                                              bool
 	sweepEvery, invocationTimeout, modelTimeout          time.Duration
 	continueMargin                                       time.Duration
+	allowHosts                                           []string
+	token                                                string
 }
+
+// envServeToken is the bearer token `archmax serve` requires when --token is not given.
+const envServeToken = "ARCHMAX_SERVE_TOKEN"
 
 func newServeCommand() *cobra.Command {
 	var f serveFlags
@@ -50,11 +56,26 @@ A park with a resumeAt (archmax_wait with 'until') is woken by an in-process tim
 time; at start the timers of every stored timed park are re-armed (an overdue one wakes at
 once), and a sweep every --sweep-every catches any wake that failed. Turns an earlier process
 left running are continued at start. Ctrl-C stops: in-flight requests get 10 s, background
-turns commit what ran and are continued by the next start.`,
+turns commit what ran and are continued by the next start.
+
+The server runs turns on your model credentials and serves every transcript, so a web page
+must not reach it. It answers only for Host localhost and loopback addresses, the names given
+by --allow-host (repeatable; NAME or NAME:PORT) and, on a non-loopback --addr, any IP address
+(else 421 MisdirectedHostError: DNS rebinding). A browser request from another origin — an
+Origin other than http://<the request's Host>, Origin null, or Sec-Fetch-Site cross-site or
+same-site — is 403 ForbiddenOriginError on every route; a browser request (Origin or
+Sec-Fetch-Site present) whose body is not application/json is 415 UnsupportedMediaTypeError. No
+CORS is granted. curl and scripts send no Origin and are not affected.
+
+On a non-loopback --addr (0.0.0.0, a LAN address) every request needs
+'Authorization: Bearer <token>': the token of --token or ` + envServeToken + `, else a random
+one printed at start (else 401 UnauthorizedError). A loopback --addr requires a token only when
+one is given. Prefer the environment variable: a --token value shows in the process list.`,
 		Example: `  archmax serve --workspace fixtures/access-desk \
     --model-script fixtures/access-desk/model-scripts/happy.model.yaml
   curl -s localhost:8080/v1/workflows/access-request/sessions -H 'Prefer: wait=10' \
-    -d '{"message":"I need the east lab"}'`,
+    -d '{"message":"I need the east lab"}'
+  ARCHMAX_SERVE_TOKEN=$(openssl rand -hex 24) archmax serve --addr 0.0.0.0:8080 --allow-host devbox.lan …`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			env, err := loadDotenv(f.workspace)
@@ -71,9 +92,25 @@ turns commit what ran and are continued by the next start.`,
 				return usageError{fmt.Errorf("--invocation-timeout (%s) must be longer than --model-timeout (%s) plus --continue-margin (%s), all positive: a continuation needs time for at least one step",
 					f.invocationTimeout, f.modelTimeout, f.continueMargin)}
 			}
+			access := apigw.Policy{AllowHosts: f.allowHosts, Token: f.token}
+			tokenFrom := "--token"
+			if access.Token == "" {
+				access.Token, tokenFrom = os.Getenv(envServeToken), envServeToken
+			}
+			if err := (apigw.Policy{AllowHosts: f.allowHosts}).Validate(); err != nil {
+				return usageError{err}
+			}
+			if err := access.Validate(); err != nil {
+				return usageError{fmt.Errorf("%s: %w", tokenFrom, err)}
+			}
 			ln, err := net.Listen("tcp", f.addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", f.addr, err)
+			}
+			access.Loopback = apigw.IsLoopback(ln.Addr())
+			made := !access.Loopback && access.Token == ""
+			if made {
+				access.Token = apigw.NewToken()
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			srv, err := newServer(cmd.Context(), runner.Options{Workspace: f.workspace, StoreDir: f.store,
@@ -85,7 +122,14 @@ turns commit what ran and are continued by the next start.`,
 			}
 			defer srv.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "archmax serve: listening on http://%s (workspace %s, store %s); Ctrl-C stops\n", ln.Addr(), f.workspace, f.store)
-			return srv.Serve(cmd.Context(), ln, f.sweepEvery)
+			switch {
+			case made:
+				fmt.Fprintf(cmd.OutOrStdout(), "archmax serve: not loopback-only: every request needs the header 'Authorization: Bearer %s' (made for this start; set %s to keep one)\n",
+					access.Token, envServeToken)
+			case access.Token != "":
+				fmt.Fprintf(cmd.OutOrStdout(), "archmax serve: every request needs the header 'Authorization: Bearer <the %s token>'\n", tokenFrom)
+			}
+			return srv.Serve(cmd.Context(), ln, f.sweepEvery, access)
 		},
 	}
 	fl := cmd.Flags()
@@ -96,7 +140,9 @@ turns commit what ran and are continued by the next start.`,
 	fl.BoolVar(&f.bedrock, "bedrock", false, "call Amazon Bedrock (standard AWS credential chain; the default when ARCHMAX_MODEL is set)")
 	fl.StringVar(&f.modelID, "model", "", "default model id (else ARCHMAX_MODEL)")
 	fl.StringVar(&f.region, "region", "", "AWS region for --bedrock (else AWS_REGION)")
-	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (not loopback: every request needs the bearer token)")
+	fl.StringArrayVar(&f.allowHosts, "allow-host", nil, "also answer for this Host, NAME or NAME:PORT (repeatable): the name a proxy, container or other machine uses")
+	fl.StringVar(&f.token, "token", "", "require 'Authorization: Bearer TOKEN' on every request (else "+envServeToken+"; a non-loopback --addr makes one)")
 	fl.DurationVar(&f.sweepEvery, "sweep-every", time.Minute, "how often overdue parks are swept")
 	fl.DurationVar(&f.invocationTimeout, "invocation-timeout", 15*time.Minute, "how long one continuation may run (Lambda's timeout) before it hands the turn on")
 	fl.DurationVar(&f.modelTimeout, "model-timeout", continuation.DefaultModelTimeout, "time kept free for one model call before an invocation's end (ARCHMAX_MODEL_TIMEOUT)")
@@ -197,10 +243,17 @@ func (s *server) rearm(ctx context.Context) error {
 // sweep wakes every overdue park (the wake function's sweep).
 func (s *server) sweep(ctx context.Context) { s.wakes.Sweep(ctx) }
 
-// Serve answers HTTP on ln and sweeps every sweepEvery until ctx ends, then shuts down
-// gracefully (in-flight turns get 10 s to finish).
-func (s *server) Serve(ctx context.Context, ln net.Listener, sweepEvery time.Duration) error {
-	hs := &http.Server{Handler: s.http, ReadHeaderTimeout: 10 * time.Second}
+// Serve answers HTTP on ln behind access's guard (its Loopback is ln's: a listener that is
+// not loopback-only needs access.Token) and sweeps every sweepEvery until ctx ends, then
+// shuts down gracefully (in-flight turns get 10 s to finish).
+func (s *server) Serve(ctx context.Context, ln net.Listener, sweepEvery time.Duration, access apigw.Policy) error {
+	access.Loopback = apigw.IsLoopback(ln.Addr())
+	guarded, err := apigw.Guard(s.http, access, s.log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	hs := &http.Server{Handler: guarded, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	if err := s.rearm(ctx); err != nil {

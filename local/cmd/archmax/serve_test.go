@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,13 +11,16 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
+	"github.com/archmax-ai/archmax/local/apigw"
 	"github.com/archmax-ai/archmax/local/runner"
 )
 
@@ -163,24 +168,29 @@ func TestServeWakesTimedParksAndTakesDecisions(t *testing.T) {
 	}
 }
 
-// serveOn starts `archmax serve` on a free port over serveWorkspace(until) and a fresh
-// store; stop ends Serve and returns its error. The server closes with t.
+// serveOn starts `archmax serve` on a free loopback port over serveWorkspace(until) and a
+// fresh store; stop ends Serve and returns its error. The server closes with t.
 func serveOn(t *testing.T, until time.Time) (srv *server, base string, stop func() error) {
 	t.Helper()
 	workspace, script := serveWorkspace(t, until)
-	srv, err := newServer(context.Background(), runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script},
-		continuation.Budget{}, 15*time.Minute, slog.New(slog.DiscardHandler))
+	return serveWith(t, runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}, "127.0.0.1:0", apigw.Policy{})
+}
+
+// serveWith starts `archmax serve` over opts on addr behind access.
+func serveWith(t *testing.T, opts runner.Options, addr string, access apigw.Policy) (srv *server, base string, stop func() error) {
+	t.Helper()
+	srv, err := newServer(context.Background(), opts, continuation.Budget{}, 15*time.Minute, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln, time.Hour) }()
+	go func() { done <- srv.Serve(ctx, ln, time.Hour, access) }()
 	t.Cleanup(cancel)
 	return srv, "http://" + ln.Addr().String(), func() error { cancel(); return <-done }
 }
@@ -359,4 +369,385 @@ func restart(t *testing.T, opts runner.Options) *server {
 		t.Fatal(err)
 	}
 	return srv
+}
+
+// call sends one request to the server at base with the given Host ("" = the URL's) and
+// headers, and returns the status, the JSON answer (nil when not JSON) and the headers.
+func call(t *testing.T, method, url, host string, header map[string]string, body string) (int, map[string]any, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out, resp.Header
+}
+
+// errorCode is the code of an {"error": {...}} answer ("" for any other).
+func errorCode(body map[string]any) string {
+	e, _ := body["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+// A web page on another site cannot drive or read `archmax serve`: its simple requests
+// (text/plain, a form, Origin null) start nothing, its reads of a transcript are refused,
+// its preflight grants nothing, and a DNS-rebinding name is not answered.
+func TestServeRefusesCrossSiteBrowserRequests(t *testing.T) {
+	srv, base, _ := serveOn(t, time.Now().Add(time.Hour))
+	hostPort := strings.TrimPrefix(base, "http://")
+	_, port, _ := net.SplitHostPort(hostPort)
+	evil := map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"}
+	with := func(m map[string]string, kv ...string) map[string]string {
+		out := map[string]string{}
+		for k, v := range m {
+			out[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			out[kv[i]] = kv[i+1]
+		}
+		return out
+	}
+	refused := func(name string, status int, body map[string]any, header http.Header, wantStatus int, wantCode string) {
+		t.Helper()
+		e, _ := body["error"].(map[string]any)
+		if status != wantStatus || errorCode(body) != wantCode || e["message"] == "" {
+			t.Errorf("%s: %d %v, want %d %s", name, status, body, wantStatus, wantCode)
+		}
+		for k := range header {
+			if strings.HasPrefix(strings.ToLower(k), "access-control-") {
+				t.Errorf("%s: answered %s: %v (no CORS is granted)", name, k, header[k])
+			}
+		}
+	}
+
+	// a form on evil.example posting text/plain or url-encoded JSON-looking bodies (no preflight)
+	s, b, h := call(t, "POST", base+"/v1/workflows/desk/sessions", "", with(evil, "Content-Type", "text/plain"), `{"message":"file it"}`)
+	refused("cross-origin text/plain start", s, b, h, 403, "ForbiddenOriginError")
+	s, b, h = call(t, "POST", base+"/v1/workflows/desk/sessions/f1/turns", "", with(evil, "Content-Type", "application/x-www-form-urlencoded"), `{"message":"file it"}=`)
+	refused("cross-origin form turn", s, b, h, 403, "ForbiddenOriginError")
+	s, b, h = call(t, "POST", base+"/v1/workflows/desk/sessions/f2/turns", "", with(evil, "Content-Type", "multipart/form-data; boundary=x"), "--x\r\n\r\n--x--")
+	refused("cross-origin multipart turn", s, b, h, 403, "ForbiddenOriginError")
+	// a sandboxed frame, a file:// page or a redirect sends Origin: null
+	s, b, h = call(t, "POST", base+"/v1/sessions/d1/decision", "", map[string]string{"Origin": "null", "Content-Type": "text/plain"}, `{"to":"done"}`)
+	refused("Origin null decision", s, b, h, 403, "ForbiddenOriginError")
+	// even a JSON body from a foreign page (it would need a preflight, which is refused too)
+	s, b, h = call(t, "POST", base+"/v1/workflows/desk/sessions", "", with(evil, "Content-Type", "application/json"), `{"message":"file it"}`)
+	refused("cross-origin JSON start", s, b, h, 403, "ForbiddenOriginError")
+	// another local dev server (same host, another port) is another origin
+	s, b, h = call(t, "POST", base+"/v1/workflows/desk/sessions", "", map[string]string{"Origin": "http://127.0.0.1:1", "Content-Type": "text/plain"}, `{"message":"file it"}`)
+	refused("another port's page", s, b, h, 403, "ForbiddenOriginError")
+	// no Origin but the browser says cross-site (e.g. a navigation or a no-cors load)
+	s, b, h = call(t, "POST", base+"/v1/workflows/desk/sessions", "", map[string]string{"Sec-Fetch-Site": "cross-site", "Content-Type": "text/plain"}, `{"message":"file it"}`)
+	refused("Sec-Fetch-Site cross-site", s, b, h, 403, "ForbiddenOriginError")
+	if _, list, _ := call(t, "GET", base+"/v1/sessions", "", nil, ""); len(list["sessions"].([]any)) != 0 {
+		t.Fatalf("a refused request started a session: %v", list)
+	}
+
+	// a session exists; a foreign page cannot read it
+	if status, body := postWith(t, base, "/v1/workflows/desk/sessions/r1/turns", `{"message":"file it"}`, "wait=20"); status != 200 {
+		t.Fatalf("setup: %d %v", status, body)
+	}
+	s, b, h = call(t, "GET", base+"/v1/sessions/r1/messages?after=0", "", map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}, "")
+	refused("cross-origin transcript read", s, b, h, 403, "ForbiddenOriginError")
+	s, b, h = call(t, "GET", base+"/v1/sessions/r1", "", map[string]string{"Sec-Fetch-Site": "same-site"}, "")
+	refused("same-site read (another port of localhost)", s, b, h, 403, "ForbiddenOriginError")
+	// the preflight a JSON fetch needs grants nothing
+	s, b, h = call(t, "OPTIONS", base+"/v1/workflows/desk/sessions", "", map[string]string{"Origin": "http://evil.example",
+		"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}, "")
+	refused("preflight", s, b, h, 403, "ForbiddenOriginError")
+
+	// DNS rebinding: evil.example now resolves to 127.0.0.1, so the page is "same-origin"
+	rebound := "evil.example:" + port
+	s, b, h = call(t, "GET", base+"/v1/sessions/r1/messages?after=0", rebound, map[string]string{"Sec-Fetch-Site": "same-origin"}, "")
+	refused("rebinding read", s, b, h, 421, "MisdirectedHostError")
+	s, b, h = call(t, "POST", base+"/v1/workflows/desk/sessions", rebound, map[string]string{"Origin": "http://" + rebound, "Content-Type": "text/plain"}, `{"message":"x"}`)
+	refused("rebinding start", s, b, h, 421, "MisdirectedHostError")
+	for _, host := range []string{"localhost.:" + port, "localhost.evil.example:" + port, "127.0.0.1.nip.io:" + port, "0.0.0.0:" + port, "[::1]x"} {
+		s, b, h = call(t, "GET", base+"/v1/sessions", host, nil, "")
+		refused("Host "+host, s, b, h, 421, "MisdirectedHostError")
+	}
+	// the loopback names, in any case, with or without the port
+	for _, host := range []string{hostPort, "localhost:" + port, "LocalHost:" + port, "[::1]:" + port, "localhost", "127.0.0.1"} {
+		if s, b, _ := call(t, "GET", base+"/v1/sessions/r1", host, nil, ""); s != 200 {
+			t.Errorf("Host %s: %d %v", host, s, b)
+		}
+	}
+
+	// the server's own page may call it, with JSON only
+	own := map[string]string{"Origin": base, "Sec-Fetch-Site": "same-origin"}
+	s, b, h = call(t, "POST", base+"/v1/workflows/desk/sessions", "", with(own, "Content-Type", "text/plain;charset=UTF-8"), `{"message":"x"}`)
+	refused("own origin, text/plain", s, b, h, 415, "UnsupportedMediaTypeError")
+	s, b, h = call(t, "POST", base+"/v1/workflows/desk/sessions", "", own, `{"message":"x"}`)
+	refused("own origin, no Content-Type", s, b, h, 415, "UnsupportedMediaTypeError")
+	if s, b, _ := call(t, "GET", base+"/v1/sessions/r1", "", own, ""); s != 200 {
+		t.Errorf("own origin read: %d %v", s, b)
+	}
+	if s, b, _ := call(t, "POST", base+"/v1/sessions/r1/decision", "", with(own, "Content-Type", "application/json; charset=utf-8"), `{"to":"done"}`); s != 409 || errorCode(b) != "SessionNotParkedError" {
+		t.Errorf("own origin JSON decision: %d %v, want the handler's 409 (r1 waits for input)", s, b)
+	}
+	srv.async.Wait()
+}
+
+// With a bearer token every route wants it, in the Authorization header only.
+func TestServeBearerToken(t *testing.T) {
+	workspace, script := serveWorkspace(t, time.Now().Add(time.Hour))
+	token := apigw.NewToken()
+	srv, base, _ := serveWith(t, runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}, "127.0.0.1:0", apigw.Policy{Token: token})
+	bearer := map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json", "Prefer": "wait=20"}
+	for _, c := range []struct {
+		name, method, path string
+		header             map[string]string
+	}{
+		{"no token, start", "POST", "/v1/workflows/desk/sessions", map[string]string{"Content-Type": "application/json"}},
+		{"wrong token, turn", "POST", "/v1/workflows/desk/sessions/t1/turns", map[string]string{"Authorization": "Bearer " + apigw.NewToken()}},
+		{"token in the query, read", "GET", "/v1/sessions?access_token=" + token, nil},
+		{"token in the query, transcript", "GET", "/v1/sessions/t1/messages?after=0&token=" + token, nil},
+		{"basic auth", "GET", "/v1/sessions", map[string]string{"Authorization": "Basic " + token}},
+	} {
+		s, b, h := call(t, c.method, base+c.path, "", c.header, `{"message":"file it"}`)
+		if s != 401 || errorCode(b) != "UnauthorizedError" || !strings.HasPrefix(h.Get("WWW-Authenticate"), "Bearer") {
+			t.Errorf("%s: %d %v %v", c.name, s, b, h)
+		}
+	}
+	if _, list, _ := call(t, "GET", base+"/v1/sessions", "", bearer, ""); len(list["sessions"].([]any)) != 0 {
+		t.Fatalf("a refused request started a session: %v", list)
+	}
+	if s, b, _ := call(t, "POST", base+"/v1/workflows/desk/sessions/t1/turns", "", bearer, `{"message":"file it"}`); s != 200 || b["status"] != "awaiting_input" {
+		t.Errorf("with the token: %d %v", s, b)
+	}
+	if s, b, _ := call(t, "GET", base+"/v1/sessions/t1/messages?after=0", "", bearer, ""); s != 200 || b["messages"] == nil {
+		t.Errorf("read with the token: %d %v", s, b)
+	}
+	srv.async.Wait()
+}
+
+// A server on the IPv6 loopback answers under its own [::1] origin.
+func TestServeOnIPv6Loopback(t *testing.T) {
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	ln.Close()
+	workspace, script := serveWorkspace(t, time.Now().Add(time.Hour))
+	srv, base, _ := serveWith(t, runner.Options{Workspace: workspace, StoreDir: t.TempDir(), ModelScript: script}, "[::1]:0", apigw.Policy{})
+	if !strings.HasPrefix(base, "http://[::1]:") {
+		t.Fatalf("base %s", base)
+	}
+	own := map[string]string{"Origin": base, "Content-Type": "application/json", "Prefer": "wait=20"}
+	if s, b, _ := call(t, "POST", base+"/v1/workflows/desk/sessions/v6/turns", "", own, `{"message":"file it"}`); s != 200 {
+		t.Errorf("own [::1] origin: %d %v", s, b)
+	}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(base, "http://"))
+	if s, b, _ := call(t, "GET", base+"/v1/sessions/v6", "localhost:"+port, nil, ""); s != 200 {
+		t.Errorf("Host localhost on [::1]: %d %v", s, b)
+	}
+	if s, b, _ := call(t, "GET", base+"/v1/sessions/v6", "", map[string]string{"Origin": "http://localhost:" + port}, ""); s != 403 {
+		t.Errorf("Origin localhost on a [::1] request: %d %v", s, b)
+	}
+	srv.async.Wait()
+}
+
+// The README's curl lines (no Origin; -d sends form encoding) keep working against the
+// example workspace, with the placeholders filled in; its line for another machine
+// (devbox.lan, the token in ARCHMAX_SERVE_TOKEN) works against a server started as it says.
+func TestServeREADMECurlLines(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl here")
+	}
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "\narchmax serve [")
+	end := strings.Index(text[start:], "\n### ")
+	if start < 0 || end < 0 {
+		t.Fatal("no serve section in the README")
+	}
+	var lines []string
+	inShell := false // inside a ```sh block
+	for _, l := range strings.Split(strings.ReplaceAll(text[start:start+end], "\\\n", " "), "\n") {
+		switch {
+		case strings.HasPrefix(l, "```"):
+			inShell = l == "```sh"
+		case inShell && strings.HasPrefix(l, "curl "):
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) < 8 {
+		t.Fatalf("only %d curl lines found in the README's serve section", len(lines))
+	}
+	srv, base, _ := serveWith(t, runner.Options{Workspace: "../../../fixtures/access-desk", StoreDir: t.TempDir(),
+		ModelScript: "../../../fixtures/access-desk/model-scripts/happy.model.yaml"}, "127.0.0.1:0", apigw.Policy{})
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(base, "http://"))
+	token := apigw.NewToken()
+	_, remote, _ := serveWith(t, runner.Options{Workspace: "../../../fixtures/access-desk", StoreDir: t.TempDir(),
+		ModelScript: "../../../fixtures/access-desk/model-scripts/happy.model.yaml"}, "127.0.0.1:0", apigw.Policy{AllowHosts: []string{"devbox.lan"}, Token: token})
+	id := ""
+	placeholder := regexp.MustCompile(`\bID\b`)
+	for i, l := range lines {
+		// the status on its own line after the answer (-w), whatever the line's own flags print
+		flags := `curl -w '\n%{http_code}' `
+		switch {
+		case strings.Contains(l, "localhost:8080"):
+			l = strings.ReplaceAll(l, "localhost:8080", "localhost:"+port)
+		case strings.Contains(l, "devbox.lan:8080"):
+			// keep the Host the line sends; connect to the test's server
+			flags += "--connect-to devbox.lan:8080:" + strings.TrimPrefix(remote, "http://") + " "
+		default:
+			t.Errorf("README curl line calls neither localhost:8080 nor devbox.lan:8080: %s", l)
+			continue
+		}
+		l = strings.ReplaceAll(placeholder.ReplaceAllString(l, id), "WORKFLOW", "access-request")
+		cmd := exec.Command("sh", "-c", strings.Replace(l, "curl ", flags, 1))
+		cmd.Env = append(os.Environ(), envServeToken+"="+token)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+		nl := bytes.LastIndexByte(out, '\n')
+		answer, code := string(out[:max(nl, 0)]), string(out[nl+1:])
+		t.Logf("%s → %s", l, code)
+		switch {
+		case i == 0:
+			if code != "202" {
+				t.Fatalf("the README's start: %s\n%s", code, answer)
+			}
+			body := answer[strings.Index(answer, "\r\n\r\n")+4:]
+			var started map[string]any
+			if err := json.Unmarshal([]byte(body), &started); err != nil || started["sessionId"] == nil {
+				t.Fatalf("the README's start answered %s", answer)
+			}
+			id = started["sessionId"].(string)
+		case !strings.Contains(l, " -d "): // a read
+			if code != "200" {
+				t.Errorf("%s: %s %s", l, code, answer)
+			}
+		default: // a write: whatever the handler says of it, never the guard's refusals
+			if code == "401" || code == "403" || code == "415" || code == "421" || code == "000" {
+				t.Errorf("%s: %s %s", l, code, answer)
+			}
+		}
+	}
+	srv.async.Wait()
+}
+
+// The command line: a non-loopback --addr makes a token and prints it with the listen line;
+// --token and ARCHMAX_SERVE_TOKEN are checked before anything listens, as --allow-host is.
+func TestServeCommandTokenAndHosts(t *testing.T) {
+	workspace, script := serveWorkspace(t, time.Now().Add(time.Hour))
+	args := []string{"serve", "--workspace", workspace, "--model-script", script, "--store", t.TempDir()}
+	for _, c := range []struct {
+		name  string
+		env   string
+		extra []string
+		want  string
+	}{
+		{"short --token", "", []string{"--token", "short"}, "--token: the bearer token must be at least"},
+		{"short env token", "short", nil, envServeToken + ": the bearer token must be at least"},
+		{"a URL as a host", "", []string{"--allow-host", "http://devbox.lan:8080"}, "archmax: --allow-host \"http://devbox.lan:8080\": give the host name only"},
+		{"a wildcard host", "", []string{"--allow-host", "*.lan"}, "archmax: --allow-host \"*.lan\": wildcards are not taken"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(envServeToken, c.env)
+			code, _, stderr := run(t, append(append(args, "--addr", "127.0.0.1:0"), c.extra...)...)
+			if code != exitUsage || !strings.Contains(stderr, c.want) {
+				t.Errorf("exit %d, stderr %q, want %d and %q", code, stderr, exitUsage, c.want)
+			}
+		})
+	}
+
+	t.Setenv(envServeToken, "")
+	base, lines, stop := serveCommand(t, 2, append(args, "--addr", "0.0.0.0:0")...)
+	m := regexp.MustCompile(`'Authorization: Bearer ([A-Za-z0-9_-]{43})'`).FindStringSubmatch(lines[1])
+	if !strings.Contains(lines[0], "listening on http://") || m == nil {
+		t.Fatalf("no token printed at start: %q", lines)
+	}
+	if s, b, _ := call(t, "GET", base+"/v1/sessions", "", nil, ""); s != 401 {
+		t.Errorf("without the printed token: %d %v", s, b)
+	}
+	if s, b, _ := call(t, "GET", base+"/v1/sessions", "", map[string]string{"Authorization": "Bearer " + m[1]}, ""); s != 200 {
+		t.Errorf("with the printed token: %d %v", s, b)
+	}
+	stop()
+
+	// a loopback bind opts in with --token (its value is not printed) and takes --allow-host
+	token := apigw.NewToken()
+	base, lines, stop = serveCommand(t, 2, append(args, "--addr", "127.0.0.1:0", "--token", token, "--allow-host", "devbox.lan")...)
+	if strings.Contains(strings.Join(lines, "\n"), token) || !strings.Contains(lines[1], "<the --token token>") {
+		t.Errorf("start lines %q", lines)
+	}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(base, "http://"))
+	bearer := map[string]string{"Authorization": "Bearer " + token}
+	if s, b, _ := call(t, "GET", base+"/v1/sessions", "devbox.lan:"+port, bearer, ""); s != 200 {
+		t.Errorf("--allow-host devbox.lan: %d %v", s, b)
+	}
+	if s, b, _ := call(t, "GET", base+"/v1/sessions", "", nil, ""); s != 401 {
+		t.Errorf("--token on loopback, none sent: %d %v", s, b)
+	}
+	stop()
+
+	// without one, a loopback bind asks for none and prints no token line
+	base, _, stop = serveCommand(t, 1, append(args, "--addr", "127.0.0.1:0")...)
+	if s, b, _ := call(t, "GET", base+"/v1/sessions", "", nil, ""); s != 200 {
+		t.Errorf("loopback, no token: %d %v", s, b)
+	}
+	stop()
+}
+
+// serveCommand runs `archmax <args>` until stop, and returns the URL that reaches it over
+// loopback and the first want lines it printed on stdout; stop fails the test when it
+// printed more.
+func serveCommand(t *testing.T, want int, args ...string) (base string, lines []string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() { done <- execute(ctx, args, pw, io.Discard); pw.Close() }()
+	out := bufio.NewScanner(pr)
+	for len(lines) < want && out.Scan() {
+		lines = append(lines, out.Text())
+	}
+	if len(lines) < want {
+		cancel()
+		t.Fatalf("archmax %v printed %q (exit %d)", args, lines, <-done)
+	}
+	more := make(chan []string, 1)
+	go func() {
+		var rest []string
+		for out.Scan() {
+			rest = append(rest, out.Text())
+		}
+		more <- rest
+	}()
+	addr := regexp.MustCompile(`http://(\S+) `).FindStringSubmatch(lines[0])
+	if addr == nil {
+		cancel()
+		t.Fatalf("no listen address in %q", lines[0])
+	}
+	_, port, _ := net.SplitHostPort(addr[1])
+	return "http://127.0.0.1:" + port, lines, func() {
+		t.Helper()
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("archmax %v exited %d", args, code)
+		}
+		if rest := <-more; len(rest) > 0 {
+			t.Errorf("archmax %v printed more than %q: %q", args, lines, rest)
+		}
+	}
 }
