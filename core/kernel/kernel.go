@@ -231,7 +231,7 @@ func ruleGovernancePlane(_ *Policy, _ *spec.State, a Action) *Verdict {
 		return nil
 	}
 	for _, u := range a.Paths {
-		if firstSegment(u.Path) == AuthoringPrefix {
+		if IsAuthoringPlane(firstSegment(u.Path)) {
 			return block(RuleGovernancePlane, reasonGovernancePlane(a.Tool, u.Path))
 		}
 	}
@@ -298,7 +298,7 @@ func ruleReadOnly(p *Policy, _ *spec.State, a Action) *Verdict {
 // GOV-24: runtime-internal areas admit no call at all.
 func ruleRuntimeInternal(_ *Policy, _ *spec.State, a Action) *Verdict {
 	for _, u := range a.Paths {
-		if slices.Contains(InternalDirs, firstSegment(u.Path)) {
+		if IsInternalArea(firstSegment(u.Path)) {
 			return block(RuleRuntimeInternal, reasonRuntimeInternal(a.Tool, u.Path))
 		}
 	}
@@ -308,7 +308,7 @@ func ruleRuntimeInternal(_ *Policy, _ *spec.State, a Action) *Verdict {
 // GOV-23a: writes into the offload areas.
 func ruleRuntimeManaged(_ *Policy, _ *spec.State, a Action) *Verdict {
 	for _, u := range a.Paths {
-		if isWrite(u.Access) && slices.Contains(OffloadDirs, firstSegment(u.Path)) {
+		if isWrite(u.Access) && IsOffloadArea(firstSegment(u.Path)) {
 			return block(RuleRuntimeManaged, reasonRuntimeManaged(a.Tool, u.Path))
 		}
 	}

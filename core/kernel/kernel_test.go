@@ -87,6 +87,16 @@ func TestPipeline(t *testing.T) {
 		{"essential tool unconstrained", "work", "ls", map[string]any{"path": "scratchpad"}, OriginAgent, true, RuleScratchpad},
 		{"control of the state kind", "work", "archmax_advance", map[string]any{"to": "done"}, OriginAgent, true, RuleAllowed},
 		{"history is not an agent control", "work", "archmax_get_history", map[string]any{}, OriginAgent, false, RuleNotAllowed},
+		// zones are refused ignoring case (a case-insensitive store would alias them)
+		{"internal area in another case", "work", "read_file", map[string]any{"file_path": "Checkpoints/x"}, OriginAgent, false, RuleRuntimeInternal},
+		{"_specs in upper case", "work", "write_file", map[string]any{"file_path": "_SPECS/x.json"}, OriginAgent, false, RuleRuntimeInternal},
+		{"internal area, KELVIN SIGN", "work", "ls", map[string]any{"path": "chec\u212apoints"}, OriginAgent, false, RuleRuntimeInternal},
+		{"offload write in another case", "work", "write_file", map[string]any{"file_path": "Large_Tool_Results/x"}, OriginAgent, false, RuleRuntimeManaged},
+		{"scripts never reach the authoring plane in any case", "work", "read_file", map[string]any{"file_path": "WORKFLOWS/wf/workflow.yaml"}, OriginCode, false, RuleGovernancePlane},
+		{"the scratchpad's allowance is exact", "work", "write_file", map[string]any{"file_path": "Scratchpad/a"}, OriginAgent, true, RuleAllowed},
+		{"the offload read allowance is exact", "work", "read_file", map[string]any{"file_path": "LARGE_TOOL_RESULTS/r1"}, OriginAgent, false, RuleNotAllowed},
+		{"a skill named in another case is that skill", "work", "read_file", map[string]any{"file_path": "skills/OTHER/SKILL.md"}, OriginAgent, false, RuleSkillNotAllowed},
+		{"a skill in another case is still forbidden", "work", "read_file", map[string]any{"file_path": "skills/Banned/SKILL.md"}, OriginAgent, false, RuleSkillForbidden},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -23,6 +23,21 @@ var (
 	OffloadDirs = []string{"large_tool_results", "conversation_history"}
 )
 
+// Zone tests on a canonical path's first segment. The refusing zones are matched ignoring
+// case (spec.ReservedName: Unicode simple case folding), so "Checkpoints/x" or "_SPECS/x"
+// is refused like the area it would alias on a case-insensitive store; the zones that
+// grant something (the scratchpad, offload reads) stay exact, so a folded name never
+// widens what a call may do.
+
+// IsInternalArea reports whether first names a runtime-internal area (GOV-24), in any case.
+func IsInternalArea(first string) bool { return spec.ReservedName(first, InternalDirs...) }
+
+// IsOffloadArea reports whether first names an offload area (GOV-23a), in any case.
+func IsOffloadArea(first string) bool { return spec.ReservedName(first, OffloadDirs...) }
+
+// IsAuthoringPlane reports whether first names the authoring plane (GOV-21), in any case.
+func IsAuthoringPlane(first string) bool { return spec.ReservedName(first, AuthoringPrefix) }
+
 // ErrPathEscape is returned by CanonicalPath for a path climbing above the workspace root.
 var ErrPathEscape = errors.New("path escapes the workspace root")
 

@@ -176,17 +176,27 @@ func (m *Machine) EnabledSkills(state string) []string {
 
 // SkillOf returns the bundle slug a canonical path lies in ("skills/<slug>" or below), when
 // the registry (Skills) serves that slug; classification goes through the registry, never
-// a bare "skills/" prefix (GOV-22).
+// a bare "skills/" prefix (GOV-22). The bundle's folder is matched ignoring case
+// (spec.ReservedName), so "skills/LEDGER-EVIL/x" is governed as the bundle "ledger-evil" a
+// case-insensitive authoring tree would serve there; the slug returned is the registry's.
 func (m *Machine) SkillOf(path string) (string, bool) {
 	rest, ok := strings.CutPrefix(path, skillsDir+"/")
 	if !ok {
 		return "", false
 	}
-	slug, _, _ := strings.Cut(rest, "/")
-	if slug == "" || !slices.Contains(m.Skills, slug) {
+	folder, _, _ := strings.Cut(rest, "/")
+	if folder == "" {
 		return "", false
 	}
-	return slug, true
+	if slices.Contains(m.Skills, folder) {
+		return folder, true
+	}
+	for _, slug := range m.Skills {
+		if spec.ReservedName(folder, slug) {
+			return slug, true
+		}
+	}
+	return "", false
 }
 
 const skillsDir = "skills"

@@ -119,7 +119,7 @@ func (r *run) checkAdvance(st *spec.State, args map[string]any) (string, string,
 				return "", "", fmt.Sprintf("evidence path '%s' points outside the workspace.", raw)
 			case p == "":
 				return "", "", "an evidence path is empty — name a file, not the workspace root."
-			case slices.Contains(kernel.InternalDirs, strings.SplitN(p, "/", 2)[0]) || strings.SplitN(p, "/", 2)[0] == spec.AuthoringPrefix:
+			case kernel.IsInternalArea(strings.SplitN(p, "/", 2)[0]) || kernel.IsAuthoringPlane(strings.SplitN(p, "/", 2)[0]):
 				return "", "", fmt.Sprintf("evidence path '%s' addresses a runtime-internal area, which is not readable — attach what you wrote under 'scratchpad/'.", raw)
 			}
 			if !slices.Contains(accepted, p) {

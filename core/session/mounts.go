@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/archmax-ai/archmax/core/machine"
@@ -45,7 +44,7 @@ func checkMounts(cfg Config) error {
 			return &MountCollisionError{Mount: m.Name, Reason: "it is not a mount name (no leading or trailing '/', no empty, '.' or '..' segment, no glob characters)"}
 		}
 		first, _, _ := strings.Cut(m.Name, "/")
-		if first == spec.AuthoringPrefix || slices.Contains(spec.SessionAreaNames, first) {
+		if spec.ReservedName(first, spec.AuthoringPrefix) || spec.ReservedName(first, spec.SessionAreaNames...) {
 			return &MountCollisionError{Mount: m.Name, Reason: fmt.Sprintf("'%s' is reserved at the workspace root (a session area or the authoring plane)", first)}
 		}
 		if seen[m.Name] {

@@ -75,6 +75,8 @@ func TestMountAssemblyGuards(t *testing.T) {
 		"session area":     {workspace.Mount{Name: "scratchpad", Files: other}, new(*MountCollisionError)},
 		"nested area":      {workspace.Mount{Name: "checkpoints/x", Files: other}, new(*MountCollisionError)},
 		"authoring plane":  {workspace.Mount{Name: "workflows", Files: other, ReadOnly: true}, new(*MountCollisionError)},
+		"area, other case": {workspace.Mount{Name: "Checkpoints/x", Files: other}, new(*MountCollisionError)},
+		"plane, upper":     {workspace.Mount{Name: "WORKFLOWS", Files: other, ReadOnly: true}, new(*MountCollisionError)},
 		"repeat a default": {workspace.Mount{Name: "skills", Files: other}, new(*MountCollisionError)},
 		"bad name":         {workspace.Mount{Name: "/x/", Files: other}, new(*MountCollisionError)},
 		"exposed":          {workspace.Mount{Name: "notes", Files: h.authored}, new(*AuthoringBackendExposedError)},

@@ -432,95 +432,106 @@ func TestSecurityCorpus(t *testing.T) {
 			h, hostFile := secHarness(t)
 			corpus := securityCorpus(hostFile)
 			must(t, h.authored.Write(context.Background(), "workflows/wf/scripts/probe.js", []byte(probeScript(corpus))))
-			var obs []observed
-			var beforeFiles, beforeAuthored map[string]string
-			if origin == kernel.OriginAgent {
-				// a first turn writes the spec snapshot, so the corpus turn starts from settled trees
-				h.script(says("ready"))
-				h.send("s1", "hello", nil)
-				beforeFiles, beforeAuthored = snapshot(t, h.files), snapshot(t, h.authored)
-				var cs []call
-				for _, p := range corpus {
-					cs = append(cs, call{p.tool, p.args})
-				}
-				h.script(calls("", cs...), says("done"))
-				out := h.send("s1", "probe", nil)
-				obs = agentObservations(t, h, out, len(corpus))
-			} else {
-				beforeFiles, beforeAuthored = snapshot(t, h.files), snapshot(t, h.authored)
-				out, err := h.engine().Send(context.Background(), "s1", SendInput{Message: "probe", Trigger: "webhook"})
-				must(t, err)
-				if out.Kind != KindCompleted || out.State != "done" {
-					t.Fatalf("code probe run: %s in %s: %q", out.Kind, out.State, out.Rejected)
-				}
-				obs = codeObservations(t, h, out, len(corpus))
-				// this first turn wrote the runtime's own spec snapshot (a new _specs/<hash>.json)
-				for k, v := range snapshot(t, h.files) {
-					if _, existed := beforeFiles[k]; !existed && strings.HasPrefix(k, "_specs/") && strings.HasSuffix(k, ".json") {
-						beforeFiles[k] = v
-					}
-				}
-			}
-
-			perClass := map[string]int{}
-			adversarial, escapes := 0, 0
-			var allowedKeys []string
-			for i, p := range corpus {
-				got := classify(obs[i])
-				if p.want(origin) != "ok" {
-					adversarial++
-					perClass[p.class]++
-				}
-				if want := p.want(origin); got != want {
-					t.Errorf("#%d %s %s %v: outcome %s, want %s (%q)", i, p.class, p.tool, p.args, got, want, obs[i].text)
-				}
-				if !checkNoLeak(t, p.class+" "+p.tool+" result", obs[i].text) {
-					escapes++
-				}
-				if got == "ok" && p.want(origin) != "ok" {
-					escapes++
-				}
-				if got == "ok" && !strings.Contains(obs[i].text, p.shows) {
-					t.Errorf("#%d control %s %v: %q lacks %q", i, p.tool, p.args, obs[i].text, p.shows)
-				}
-				if got == "ok" && p.literal == "" {
-					for _, u := range unreachable {
-						if strings.Contains(obs[i].text, u) {
-							t.Errorf("#%d %s %v shows %q: %q", i, p.tool, p.args, u, obs[i].text)
-							escapes++
-						}
-					}
-				}
-				if p.literal != "" {
-					allowedKeys = append(allowedKeys, p.literal)
-				}
-			}
-			afterFiles, afterAuthored := snapshot(t, h.files), snapshot(t, h.authored)
-			if ch := changedKeys(beforeAuthored, afterAuthored); len(ch) != 0 {
-				t.Errorf("the authored tree changed: %v", ch)
-				escapes += len(ch)
-			}
-			for _, k := range changedKeys(beforeFiles, afterFiles) {
-				if !slices.Contains(allowedKeys, k) {
-					t.Errorf("session files changed at %q (%q → %q)", k, beforeFiles[k], afterFiles[k])
-					escapes++
-				}
-			}
-			for _, p := range corpus {
-				if p.literal != "" && afterFiles[p.literal] != p.content {
-					t.Errorf("%s %v: %q holds %q, want %q (keys %v)", p.tool, p.args, p.literal, afterFiles[p.literal], p.content, slices.Sorted(maps.Keys(afterFiles)))
-				}
-			}
-			checkTraces(t, h)
+			adversarial, escapes, perClass := runCorpus(t, h, h.files, h.authored, corpus, origin)
 			if adversarial < 60 {
 				t.Errorf("the corpus has %d adversarial calls, want ≥ 60", adversarial)
 			}
-			if escapes != 0 {
-				t.Errorf("%d escapes", escapes)
-			}
-			t.Logf("%s: %d adversarial calls (+%d controls), %d escapes; per class %v", origin, adversarial, len(corpus)-adversarial, escapes, perClass)
+			t.Logf("%s: %d adversarial calls, %d escapes; per class %v", origin, adversarial, escapes, perClass)
 		})
 	}
+}
+
+// runCorpus puts every probe of corpus through h's engine from origin — the model's own calls
+// in one turn, or the code state's script (workflows/wf/scripts/probe.js, which the caller
+// writes with probeScript) — and checks each outcome, that no sentinel
+// reaches a result, an event or the log, and that files (the session tree) and authored
+// change only where a control may write. It returns the adversarial calls (per class) and
+// the escapes, each already reported as an error.
+func runCorpus(t *testing.T, h *harness, files, authored store.Files, corpus []probe, origin kernel.Origin) (adversarial, escapes int, perClass map[string]int) {
+	t.Helper()
+	var obs []observed
+	var beforeFiles, beforeAuthored map[string]string
+	if origin == kernel.OriginAgent {
+		// a first turn writes the spec snapshot, so the corpus turn starts from settled trees
+		h.script(says("ready"))
+		h.send("s1", "hello", nil)
+		beforeFiles, beforeAuthored = snapshot(t, files), snapshot(t, authored)
+		var cs []call
+		for _, p := range corpus {
+			cs = append(cs, call{p.tool, p.args})
+		}
+		h.script(calls("", cs...), says("done"))
+		out := h.send("s1", "probe", nil)
+		obs = agentObservations(t, h, out, len(corpus))
+	} else {
+		beforeFiles, beforeAuthored = snapshot(t, files), snapshot(t, authored)
+		out, err := h.engine().Send(context.Background(), "s1", SendInput{Message: "probe", Trigger: "webhook"})
+		must(t, err)
+		if out.Kind != KindCompleted || out.State != "done" {
+			t.Fatalf("code probe run: %s in %s: %q", out.Kind, out.State, out.Rejected)
+		}
+		obs = codeObservations(t, h, out, len(corpus))
+		// this first turn wrote the runtime's own spec snapshot (a new _specs/<hash>.json)
+		for k, v := range snapshot(t, files) {
+			if _, existed := beforeFiles[k]; !existed && strings.HasPrefix(k, "_specs/") && strings.HasSuffix(k, ".json") {
+				beforeFiles[k] = v
+			}
+		}
+	}
+
+	perClass = map[string]int{}
+	var allowedKeys []string
+	for i, p := range corpus {
+		got := classify(obs[i])
+		if p.want(origin) != "ok" {
+			adversarial++
+			perClass[p.class]++
+		}
+		if want := p.want(origin); got != want {
+			t.Errorf("#%d %s %s %v: outcome %s, want %s (%q)", i, p.class, p.tool, p.args, got, want, obs[i].text)
+		}
+		if !checkNoLeak(t, p.class+" "+p.tool+" result", obs[i].text) {
+			escapes++
+		}
+		if got == "ok" && p.want(origin) != "ok" {
+			escapes++
+		}
+		if got == "ok" && !strings.Contains(obs[i].text, p.shows) {
+			t.Errorf("#%d control %s %v: %q lacks %q", i, p.tool, p.args, obs[i].text, p.shows)
+		}
+		if got == "ok" && p.literal == "" {
+			for _, u := range unreachable {
+				if strings.Contains(obs[i].text, u) {
+					t.Errorf("#%d %s %v shows %q: %q", i, p.tool, p.args, u, obs[i].text)
+					escapes++
+				}
+			}
+		}
+		if p.literal != "" {
+			allowedKeys = append(allowedKeys, p.literal)
+		}
+	}
+	afterFiles, afterAuthored := snapshot(t, files), snapshot(t, authored)
+	if ch := changedKeys(beforeAuthored, afterAuthored); len(ch) != 0 {
+		t.Errorf("the authored tree changed: %v", ch)
+		escapes += len(ch)
+	}
+	for _, k := range changedKeys(beforeFiles, afterFiles) {
+		if !slices.Contains(allowedKeys, k) {
+			t.Errorf("session files changed at %q (%q → %q)", k, beforeFiles[k], afterFiles[k])
+			escapes++
+		}
+	}
+	for _, p := range corpus {
+		if p.literal != "" && afterFiles[p.literal] != p.content {
+			t.Errorf("%s %v: %q holds %q, want %q (keys %v)", p.tool, p.args, p.literal, afterFiles[p.literal], p.content, slices.Sorted(maps.Keys(afterFiles)))
+		}
+	}
+	checkTraces(t, h)
+	if escapes != 0 {
+		t.Errorf("%d escapes", escapes)
+	}
+	return adversarial, escapes, perClass
 }
 
 // agentObservations reads the corpus turn's tool messages, in call order, with the rule of

@@ -69,11 +69,11 @@ func seedZone(p string, mounts []string) string {
 	}
 	first, _, nested := strings.Cut(p, "/")
 	switch {
-	case first == kernel.AuthoringPrefix:
+	case kernel.IsAuthoringPlane(first):
 		return "authoring"
-	case slices.Contains(kernel.InternalDirs, first):
+	case kernel.IsInternalArea(first):
 		return "run-internal"
-	case slices.Contains(kernel.OffloadDirs, first):
+	case kernel.IsOffloadArea(first):
 		return "offload"
 	case slices.Contains(mounts, first) || slices.Contains(mounts, p):
 		return "authored"

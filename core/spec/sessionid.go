@@ -44,7 +44,8 @@ var legacyChildPart = regexp.MustCompile(`^[^~:]+:[^~:]+:\d+$`)
 // SessionIDRejection is sessionIdRejection (spec 01 §6.3, 02 §9.2): "" when id can own
 // a session folder, else the reason. Rules, in order, after stripping leading '/':
 // empty; a '..' segment (split on '/' or '\'); a reserved first segment (a session
-// area, "workflows", a default mount root, or the first segment of one of mounts);
+// area, "workflows", a default mount root, or the first segment of one of mounts —
+// compared ignoring case, ReservedName);
 // '~' outside a child's shape (<root>~<n>[~<n>…], n a positive decimal without leading
 // zeros or the legacy <state>:<workflow>:<ordinal>, the root passing every rule); then
 // this bundle's hardening: no '/' or '\' at all, not ".", at most MaxSessionIDBytes
@@ -101,17 +102,29 @@ func CheckSessionID(id string, mounts ...string) (string, error) {
 	return strings.TrimLeft(id, "/"), nil
 }
 
-// isReservedRoot reports whether a first segment collides with the store root.
+// isReservedRoot reports whether a first segment collides with the store root. Names are
+// compared ignoring case (ReservedName), so "_SPECS" or "Checkpoints" never owns a session
+// folder a case-insensitive store would alias with the area.
 func isReservedRoot(segment string, mounts []string) bool {
-	if segment == AuthoringPrefix || slices.Contains(SessionAreaNames, segment) || slices.Contains(DefaultMountRoots, segment) {
+	if ReservedName(segment, AuthoringPrefix) || ReservedName(segment, SessionAreaNames...) || ReservedName(segment, DefaultMountRoots...) {
 		return true
 	}
 	for _, m := range mounts {
-		if first, _, _ := strings.Cut(strings.Trim(m, "/"), "/"); first != "" && first == segment {
+		if first, _, _ := strings.Cut(strings.Trim(m, "/"), "/"); first != "" && ReservedName(segment, first) {
 			return true
 		}
 	}
 	return false
+}
+
+// ReservedName reports whether name is one of the reserved names, compared ignoring case:
+// Unicode simple case folding (strings.EqualFold), which covers ASCII and also the letters
+// that fold onto ASCII ones (KELVIN SIGN onto "k", LONG S onto "s"), as the case-insensitive
+// file systems (APFS, NTFS) compare them. Every refusal of a reserved session area, zone or
+// mount root goes through it; no normalisation beyond case is applied (the reserved names are
+// ASCII, which canonical normalisation leaves alone).
+func ReservedName(name string, reserved ...string) bool {
+	return slices.ContainsFunc(reserved, func(r string) bool { return strings.EqualFold(name, r) })
 }
 
 // isChildPart reports whether one '~'-separated part below a root is child-shaped: a

@@ -53,6 +53,19 @@ func TestSessionIDRejection(t *testing.T) {
 		{"scratchpad/x", reserved("scratchpad")},
 		{"/workflows", reserved("workflows")},
 		{"scratchpad~1", reserved("scratchpad")},
+		// rule 3 ignores case (Unicode simple folding): a case-insensitive store would alias them
+		{"_SPECS", reserved("_SPECS")},
+		{"Checkpoints", reserved("Checkpoints")},
+		{"ARTIFACTS", reserved("ARTIFACTS")},
+		{"Scratchpad~1", reserved("Scratchpad")},
+		{"Workflows", reserved("Workflows")},
+		{"SKILLS", reserved("SKILLS")},
+		{".Platform", reserved(".Platform")},
+		{"agents.md", reserved("agents.md")},
+		{"checKpoints", reserved("checKpoints")},
+		{"chec\u212apoints", reserved("chec\u212apoints")}, // KELVIN SIGN folds to k
+		{"_\u017fpecs", reserved("_\u017fpecs")},           // LATIN SMALL LETTER LONG S folds to s
+		{"Checkpoints-1", ""},
 		// rule 4
 		{"a~b", tilde},
 		{"~1", tilde},
@@ -88,6 +101,9 @@ func TestSessionIDRejection(t *testing.T) {
 func TestSessionIDRejectionMounts(t *testing.T) {
 	if got := SessionIDRejection("catalogs", "/catalogs/eu/"); got != "'catalogs' is reserved at the workspace root (a session area or an authored mount)" {
 		t.Errorf("mount first segment: %q", got)
+	}
+	if got := SessionIDRejection("Catalogs", "/catalogs/eu/"); got != "'Catalogs' is reserved at the workspace root (a session area or an authored mount)" {
+		t.Errorf("mount first segment in another case: %q", got)
 	}
 	if got := SessionIDRejection("contracts", "/catalogs/eu/"); got != "" {
 		t.Errorf("unrelated id refused: %q", got)

@@ -190,6 +190,7 @@ var ruleCases = []ruleCase{
 		valid: in("skills:\n", "mounts:\n  allow_always: [crm]\nskills:\n")}, // no table given: no mount diagnostics (§8.1 item 4)
 	{rule: "V-28 archmax_run outside skills", bad: in("        - archmax_workflow_helper\n", "        - archmax_workflow_helper\n        - { tool: archmax_run, paths: [\"out/*.js\"] }\n"), code: "kernel.probe.script.skill-only", sev: "error",
 		valid: in("        - archmax_workflow_helper\n", "        - archmax_workflow_helper\n        - { tool: archmax_run, paths: [\"skills/policy/*.js\"] }\n")},
+	{rule: "V-28 an internal area in another case", bad: in(`paths: ["out/${{ticket}}.md"]`, `paths: ["Checkpoints/${{ticket}}.md"]`), code: "kernel.probe.zone.runtime-internal", sev: "error"},
 	{rule: "V-28 write into a read-only mount", bad: in(`paths: ["out/${{ticket}}.md"]`, `paths: ["skills/policy/${{ticket}}.md"]`), code: "kernel.probe.zone.read-only", sev: "error"},
 	{rule: "V-28 advance target without an edge", bad: in("        - archmax_workflow_helper\n", "        - archmax_workflow_helper\n        - { tool: archmax_advance, args: { to: done } }\n"), code: "kernel.probe.transition.no-edge", sev: "warning",
 		valid: in("        - archmax_workflow_helper\n", "        - archmax_workflow_helper\n        - { tool: archmax_advance, args: { to: check } }\n")},

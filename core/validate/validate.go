@@ -218,18 +218,18 @@ func (v *run) probePath(field string, st *spec.State, tool, glob string, always 
 		return
 	}
 	writes := slices.ContainsFunc(spec.BuiltInToolPaths[tool], func(p spec.PathArg) bool { return p.Access == "write" || p.Access == "remove" })
-	offload := slices.Contains(kernel.OffloadDirs, first)
+	offload := kernel.IsOffloadArea(first)
 	switch {
-	case always && (slices.Contains(kernel.InternalDirs, first) || offload):
+	case always && (kernel.IsInternalArea(first) || offload):
 		v.add("error", "tools.runtime-area", field, st, fmt.Sprintf(
 			"'tools.allow_always' guards '%s' to '%s', a runtime-owned area: the runtime keeps its own records there", tool, glob))
-	case slices.Contains(kernel.InternalDirs, first):
+	case kernel.IsInternalArea(first):
 		v.add("error", "kernel.probe.zone.runtime-internal", field, st, fmt.Sprintf(
 			"the grant of '%s' on '%s' reaches the runtime's internal area '%s/', which no tool reaches", tool, glob, first))
 	case offload && writes:
 		v.add("error", "kernel.probe.zone.runtime-managed", field, st, fmt.Sprintf(
 			"the grant of '%s' on '%s' writes into '%s/', where only the runtime writes", tool, glob, first))
-	case first == kernel.AuthoringPrefix:
+	case kernel.IsAuthoringPlane(first):
 		v.add("error", "kernel.probe.zone.governance-plane", field, st, fmt.Sprintf(
 			"the grant of '%s' on '%s' reaches the authoring plane 'workflows/', which agents never reach", tool, glob))
 	case tool == spec.RunTool && first != kernel.SkillsMount:

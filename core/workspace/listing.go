@@ -42,7 +42,7 @@ func (w *Workspace) children(ctx context.Context, p string) ([]entry, error) {
 			if m, _ := w.MountOf(c); m != r.mount {
 				continue // served by a nested mount: listed below
 			}
-			if r.mount == nil && p == "" && (fi.Name == authoringPrefix || slices.Contains(internalAreas, fi.Name)) {
+			if r.mount == nil && p == "" && closedRoot(fi.Name, false) {
 				continue
 			}
 			out = append(out, entry{path: c, dir: fi.Dir, size: fi.Size})

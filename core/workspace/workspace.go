@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 )
 
@@ -67,6 +68,14 @@ const authoringPrefix = "workflows"
 // internalAreas are the session's runtime-internal root folders (02 §9.1, GOV-24) plus the
 // S3 store's large-value area (BR-49): never listed, unreachable through the tools.
 var internalAreas = []string{"checkpoints", "artifacts", "_specs", "_blobs"}
+
+// closedRoot reports whether a root entry of the session's folder is one the tools never
+// route to nor list: the authoring plane or (unless internal) a runtime-internal area —
+// matched ignoring case (spec.ReservedName), as the kernel's zones are, so "Checkpoints/x"
+// never reaches what a case-insensitive store would alias with checkpoints/.
+func closedRoot(first string, internal bool) bool {
+	return spec.ReservedName(first, authoringPrefix) || (!internal && spec.ReservedName(first, internalAreas...))
+}
 
 var (
 	// ErrNoRoute is returned by WriteFile for a path nothing serves (the authoring plane,
@@ -243,7 +252,7 @@ func (w *Workspace) route(p string, internal bool) (r route, ok bool) {
 		return route{files: m.Files, key: m.key(p[len(m.Name):]), mount: m}, true
 	}
 	first, _, _ := strings.Cut(p, "/")
-	if first == authoringPrefix || (!internal && slices.Contains(internalAreas, first)) {
+	if closedRoot(first, internal) {
 		return route{}, false
 	}
 	for i := range w.mounts {
