@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/model"
 )
 
@@ -16,6 +17,8 @@ type turnMark struct {
 	ID          string      `json:"id"`
 	Disposition Disposition `json:"disposition,omitempty"`
 	Steps       int         `json:"steps,omitempty"`
+	// By is who made the call (WithCaller): the summary's turnBy.
+	By *identity.Principal `json:"by,omitempty"`
 }
 
 // newTurnID returns a fresh turn id: "t" + 16 lowercase base32 characters.
@@ -74,7 +77,7 @@ func StepDeadline(ctx context.Context) (time.Time, bool) {
 
 // beginTurn marks the call as a new turn with a fresh id (committed with its first commit).
 func (r *run) beginTurn() {
-	r.rec.CurrentTurn = &turnMark{ID: newTurnID()}
+	r.rec.CurrentTurn = &turnMark{ID: newTurnID(), By: callerRef(r.ctx)}
 }
 
 // turnID is the id of the call's turn ("" before beginTurn on a record that never had one).

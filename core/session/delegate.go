@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/spec"
@@ -84,6 +85,8 @@ type resumeMark struct {
 	Variables   map[string]any `json:"variables,omitempty"`
 	Message     string         `json:"message,omitempty"`
 	DeliveryID  string         `json:"deliveryId,omitempty"`
+	// By is who decided or delivered (the caller of the parent's call): the child records it.
+	By *identity.Principal `json:"by,omitempty"`
 }
 
 // queuedDelegation is a parked child waiting to be presented, or presented, by its parent.
@@ -106,6 +109,7 @@ type delegation struct {
 	returns []spec.SignatureEntry
 	files   map[string]TurnFile // file arguments to place in a child not yet started
 	mock    *ToolMock
+	owner   *identity.Principal // the parent's owner: a child started here is owned by it too
 	// results of run
 	out      *Outcome
 	err      error
@@ -168,7 +172,7 @@ func (r *run) prepareDelegation(st *spec.State, origin kernel.Origin, callID, to
 	depth := r.depth() + 1
 	path := strings.Join(append(slices.Clone(chain), slug), " → ")
 	n := r.nextChild()
-	d := &delegation{childID: spec.ChildSessionID(r.id, n), origin: origin, chain: chain,
+	d := &delegation{childID: spec.ChildSessionID(r.id, n), origin: origin, chain: chain, owner: r.rec.Owner,
 		mark: &dispatchMark{N: n, Workflow: slug, State: st.Slug, ToolCallID: callID, StartedAt: r.e.cfg.Clock().UnixMilli()}}
 	refuse := func(text string) (*delegation, string) {
 		// a refused dispatch creates no child: its events carry no child id
@@ -408,7 +412,7 @@ func (r *run) emitDispatchResult(d *delegation, status, reason string, returns [
 // resumeDelegation rebuilds the dispatch of a recorded mark (a continuation, a crash
 // recovery): a child that never committed gets its start again, file arguments re-read.
 func (r *run) resumeDelegation(m *dispatchMark) *delegation {
-	d := &delegation{mark: m, childID: spec.ChildSessionID(r.id, m.N), origin: kernel.OriginAgent, chain: r.chain()}
+	d := &delegation{mark: m, childID: spec.ChildSessionID(r.id, m.N), origin: kernel.OriginAgent, chain: r.chain(), owner: r.rec.Owner}
 	sib, target, _ := r.e.delegationTarget(r.ctx, m.Workflow)
 	d.sib = sib
 	if target != nil {

@@ -22,6 +22,7 @@ var timeZero time.Time
 // childContext is the context a child is driven under: the request's acceptance hook
 // (WithTurnOpened) belongs to the caller's call, never to its children's commits.
 func childContext(ctx context.Context) context.Context {
+	ctx = context.WithValue(ctx, guardKey{}, Guard(nil)) // the host authorized the parent's call, not each child
 	return context.WithValue(ctx, turnOpenedKey{}, (func(string, string))(nil))
 }
 
@@ -93,7 +94,11 @@ func (r *run) inheritedDenials() []kernel.Inherited {
 // reads the outcome the child settled with. Every path settles like a call (an Outcome,
 // kind running when it stopped at the step deadline).
 func (e *Engine) driveChild(ctx context.Context, id string, d *delegation) (*Outcome, error) {
-	return e.withSessionOf(childContext(ctx), id, false, func(r *run) (*Outcome, error) {
+	ctx = childContext(ctx)
+	if rm := d.mark.Resume; rm != nil && rm.By != nil {
+		ctx = WithCaller(ctx, *rm.By) // a routed decision or delivery is recorded as its caller's, whenever it runs
+	}
+	return e.withSessionOf(ctx, id, false, func(r *run) (*Outcome, error) {
 		m := d.mark
 		switch {
 		case r.isNew && m.Resume != nil:
@@ -121,6 +126,9 @@ func (e *Engine) driveChild(ctx context.Context, id string, d *delegation) (*Out
 func (r *run) childTurn(d *delegation) (*Outcome, error) {
 	r.beginTurn()
 	r.rec.Scope = &childScope{Chain: d.chain, DispatchID: d.dispatchID(), State: d.mark.State, ToolCallID: d.mark.ToolCallID}
+	if d.owner != nil { // the root's owner owns every session under it
+		r.rec.Owner, r.head.Owner = d.owner, d.owner.Key()
+	}
 	seeds := maps.Clone(d.mark.Args)
 	if seeds == nil {
 		seeds = map[string]any{}
@@ -286,8 +294,8 @@ func (r *run) decideDelegated(d Decision) (*Outcome, error) {
 	}
 	r.rec.Calls++
 	r.disposition = DispositionDecide
-	r.emit(events.Decided, map[string]any{"state": park.Delegation.State, "to": to, "sessionId": r.id})
-	return r.resumeThrough(&resumeMark{ChildParkID: park.Delegation.ChildParkID, To: to, Comment: strings.TrimSpace(d.Comment)})
+	r.emit(events.Decided, r.withBy(map[string]any{"state": park.Delegation.State, "to": to, "sessionId": r.id}))
+	return r.resumeThrough(&resumeMark{ChildParkID: park.Delegation.ChildParkID, To: to, Comment: strings.TrimSpace(d.Comment), By: callerRef(r.ctx)})
 }
 
 // deliverDelegated routes a checked delivery on a delegated input park to the child (02
@@ -317,12 +325,12 @@ func (r *run) deliverDelegated(d Delivery, trigger string) (*Outcome, error) {
 		r.emit(events.ParkMessage, map[string]any{"state": park.Delegation.State, "sessionId": r.id, "direction": "inbound", "text": msg})
 		r.appendMessage(transcript.Message{Role: transcript.RoleUser, Text: msg, State: park.Delegation.State})
 	}
-	r.emit(events.Delivered, map[string]any{"state": park.Delegation.State, "trigger": trigger, "to": park.Delegation.State, "sessionId": r.id})
+	r.emit(events.Delivered, r.withBy(map[string]any{"state": park.Delegation.State, "trigger": trigger, "to": park.Delegation.State, "sessionId": r.id}))
 	if r.e.cfg.Scheduler != nil && park.Input != nil && park.Input.ResumeAt != "" {
 		_ = r.e.cfg.Scheduler.Cancel(context.WithoutCancel(r.ctx), r.id, park.ParkID)
 	}
 	return r.resumeThrough(&resumeMark{ChildParkID: park.Delegation.ChildParkID, Trigger: trigger, Variables: vars,
-		Message: strings.TrimSpace(d.Message), DeliveryID: d.ID})
+		Message: strings.TrimSpace(d.Message), DeliveryID: d.ID, By: callerRef(r.ctx)})
 }
 
 // resumeThrough takes the presented delegation off the queue as a resumed dispatch, commits,

@@ -311,6 +311,11 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 		defer cancel()
 		_ = e.cfg.Log.Release(rctx, id, owner)
 	}()
+	if g := guardOf(ctx); g != nil { // the host's authorization, on the head the lease holds
+		if err := g(accessOf(id, head)); err != nil {
+			return nil, err
+		}
+	}
 	r, err := e.newRun(ctx, id, owner, head, wf)
 	if err != nil {
 		return nil, err
@@ -380,6 +385,11 @@ func (e *Engine) newRun(ctx context.Context, id, owner string, head *store.Head,
 		now := e.now()
 		r.rec = &record{Workflow: e.cfg.Workflow, Variables: map[string]spec.VariableEntry{}}
 		head.CreatedAt = now
+		if _, child := spec.ParentSessionIDOf(id); !child { // a child takes its root's owner (childTurn)
+			if r.rec.Owner = callerRef(ctx); r.rec.Owner != nil {
+				head.Owner = r.rec.Owner.Key()
+			}
+		}
 	} else {
 		rec, err := decodeRecord(ctx, head.Body, e.cfg.Blobs, id, r.knownBlobs)
 		if err != nil {

@@ -251,8 +251,8 @@ func (r *run) decide(d Decision) (*Outcome, error) {
 	r.rec.Calls++
 	comment := strings.TrimSpace(d.Comment)
 	r.rec.Park, r.rec.Status, r.rec.Rejected, r.rec.StateTurns = nil, StatusRunning, "", nil
-	r.appendTrail(transcript.TrailStep{To: to, Kind: transcript.TrailHuman, Reason: comment})
-	r.emit(events.Decided, map[string]any{"state": state, "to": to, "sessionId": r.id})
+	r.appendTrail(transcript.TrailStep{To: to, Kind: transcript.TrailHuman, Reason: comment, By: callerRef(r.ctx)})
+	r.emit(events.Decided, r.withBy(map[string]any{"state": state, "to": to, "sessionId": r.id}))
 	r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteDecision, Text: noteDecision(state, to, chosen.Type, comment), State: to})
 	r.emit(events.StateLeave, map[string]any{"state": state, "next": to})
 	r.emit(events.StateEnter, map[string]any{"state": to})
@@ -319,7 +319,7 @@ func (r *run) deliver(d Delivery) (*Outcome, error) {
 		}
 		vars[k] = path
 	}
-	r.emit(events.Delivered, map[string]any{"state": state, "trigger": trigger, "to": state, "sessionId": r.id})
+	r.emit(events.Delivered, r.withBy(map[string]any{"state": state, "trigger": trigger, "to": state, "sessionId": r.id}))
 	var names []string
 	title := ""
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
@@ -373,7 +373,7 @@ func (r *run) deliver(d Delivery) (*Outcome, error) {
 	}
 	r.emit(events.StateEnter, map[string]any{"state": state})
 	r.rec.Park, r.rec.Status, r.rec.State = nil, StatusRunning, state
-	r.appendTrail(transcript.TrailStep{To: state, Kind: transcript.TrailTrigger, Reason: trigger})
+	r.appendTrail(transcript.TrailStep{To: state, Kind: transcript.TrailTrigger, Reason: trigger, By: callerRef(r.ctx)})
 	if r.e.cfg.Scheduler != nil && park.Input.ResumeAt != "" {
 		_ = r.e.cfg.Scheduler.Cancel(context.WithoutCancel(r.ctx), r.id, park.ParkID)
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/transcript"
 	"github.com/archmax-ai/archmax/core/workspace"
@@ -71,7 +72,11 @@ func (u *Usage) Empty() bool {
 // record is the engine's session record stored as the head Body (spec 02 §9.3 logical
 // fields; the transcript and trail live in the log items).
 type record struct {
-	Workflow        string                        `json:"workflow"`
+	Workflow string `json:"workflow"`
+	// Owner is the principal that started the session (WithCaller at its first call; a
+	// sub-workflow child has its root's); nil for a session started without one or written
+	// before owners were recorded. The head's Owner is its key.
+	Owner           *identity.Principal           `json:"owner,omitempty"`
 	Status          Status                        `json:"status"`
 	State           string                        `json:"state"`
 	OpeningState    string                        `json:"openingState,omitempty"`

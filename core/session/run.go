@@ -301,7 +301,7 @@ func (r *run) turn(in SendInput, seeds map[string]any) (*Outcome, error) {
 		r.rec.OpeningState = pos
 	}
 	// 7. arrival event
-	r.emit(events.Advance, map[string]any{"from": events.Origin, "to": pos})
+	r.emit(events.Advance, r.withBy(map[string]any{"from": events.Origin, "to": pos}))
 	// 8. spec snapshot
 	if h := r.sp.Hash(); h != r.rec.SpecHash {
 		r.writeSnapshot(h)
@@ -351,7 +351,7 @@ func (r *run) turn(in SendInput, seeds map[string]any) (*Outcome, error) {
 	r.rec.Status = StatusRunning
 	// 12. arrival
 	r.emit(events.StateEnter, map[string]any{"state": pos})
-	r.appendTrail(transcript.TrailStep{To: pos, Kind: transcript.TrailTrigger, Reason: t})
+	r.appendTrail(transcript.TrailStep{To: pos, Kind: transcript.TrailTrigger, Reason: t, By: callerRef(r.ctx)})
 	// 13. the person's message — for a sub-workflow child, its opening note (02 §8.6)
 	if r.opening != "" {
 		r.appendMessage(transcript.Message{Role: transcript.RoleUser, Note: transcript.NoteOpening, Text: r.opening, State: pos})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/transcript"
@@ -22,8 +23,14 @@ type SessionSummary struct {
 	Status         Status `json:"status"`
 	Classification string `json:"classification"` // "open" | "finished"
 	Interrupted    bool   `json:"interrupted,omitempty"`
+	// Owner is who started the session (Issue 17; a sub-workflow child: its root's starter);
+	// absent for a session started without a caller or written before owners were recorded.
+	Owner *identity.Principal `json:"owner,omitempty"`
 	// TurnID is the latest call's turn id (the one an accepted request answered with).
 	TurnID string `json:"turnId,omitempty"`
+	// TurnBy is who made that call (a start, a message, a decision, a delivery; the wake
+	// function's system principal for a timer), when it was recorded.
+	TurnBy *identity.Principal `json:"turnBy,omitempty"`
 	// LastError says why the running turn's last attempt stopped (with Interrupted): it
 	// failed, and a retry or the next message continues it.
 	LastError *TurnError `json:"lastError,omitempty"`
@@ -97,6 +104,9 @@ type ListOptions struct {
 	Limit           int    // default 50
 	Cursor          string // from the previous page
 	IncludeChildren bool   // child sessions (<parent>~<n>) are left out unless true
+	// Owner, when set, lists only the sessions this principal key owns (store.ListOptions.Owner:
+	// an index, not a filter over every session).
+	Owner string
 }
 
 // Get returns a session's summary; *SessionNotFoundError when it never committed;
@@ -122,7 +132,8 @@ func (s *Sessions) List(ctx context.Context, opts ListOptions) ([]SessionSummary
 	if limit <= 0 {
 		limit = store.DefaultLimit
 	}
-	heads, next, err := s.log.List(ctx, store.ListOptions{Workflow: opts.Workflow, Status: string(opts.Status), Limit: limit, Cursor: opts.Cursor})
+	heads, next, err := s.log.List(ctx, store.ListOptions{Workflow: opts.Workflow, Status: string(opts.Status), Owner: opts.Owner,
+		Limit: limit, Cursor: opts.Cursor})
 	if err != nil {
 		return nil, "", err
 	}
@@ -163,8 +174,9 @@ func (s *Sessions) summarize(ctx context.Context, h *store.Head) *SessionSummary
 	if rec, err := decodeRecord(ctx, h.Body, s.blobs, h.SessionID, nil); err == nil {
 		sum.WorkflowState, sum.SpecHash, sum.Turn = rec.State, rec.SpecHash, rec.Calls
 		sum.Exit, sum.Rejected = rec.Exit, rec.Rejected
+		sum.Owner = rec.Owner
 		if rec.CurrentTurn != nil {
-			sum.TurnID = rec.CurrentTurn.ID
+			sum.TurnID, sum.TurnBy = rec.CurrentTurn.ID, rec.CurrentTurn.By
 		}
 		if sum.Status == StatusRunning {
 			sum.LastError = rec.LastError

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/archmax-ai/archmax/core/model"
@@ -146,6 +147,13 @@ func History(msgs []Message, trail []TrailStep) ([]byte, error) {
 	}
 	if trail == nil {
 		trail = []TrailStep{}
+	}
+	if slices.ContainsFunc(trail, func(s TrailStep) bool { return s.By != nil }) {
+		// who called is audit data, not part of the history contract (03 HI-05)
+		trail = slices.Clone(trail)
+		for i := range trail {
+			trail[i].By = nil
+		}
 	}
 	return json.Marshal(struct {
 		Messages []HistoryMessage `json:"messages"`

@@ -2,8 +2,10 @@ package transcript
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
+	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/model"
 )
 
@@ -85,5 +87,26 @@ func TestLastAgentText(t *testing.T) {
 	}
 	if LastAgentText(nil) != "" {
 		t.Error("empty transcript says nothing")
+	}
+}
+
+// Issue 17: who made a call is on the stored trail step, never in the history a script or
+// a grader reads.
+func TestHistoryLeavesCallersOut(t *testing.T) {
+	by := &identity.Principal{Kind: identity.JWT, ID: "dana", Issuer: "https://issuer.example/"}
+	trail := []TrailStep{{To: "a", Kind: TrailTrigger, Reason: "manual", TS: 1, By: by}, {To: "b", Kind: TrailAgent, TS: 2}}
+	got, err := History(nil, trail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got), "dana") || strings.Contains(string(got), `"by"`) {
+		t.Fatalf("History = %s, want no caller", got)
+	}
+	if trail[0].By != by {
+		t.Fatal("History changed the caller's trail")
+	}
+	stored, _ := json.Marshal(trail[0])
+	if !strings.Contains(string(stored), `"by":{"kind":"jwt","id":"dana","issuer":"https://issuer.example/"}`) {
+		t.Fatalf("stored step = %s, want its caller", stored)
 	}
 }

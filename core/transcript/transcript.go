@@ -3,6 +3,8 @@
 // role "runtime" with its note kind (DESIGN.md §6), not the reference's LangChain pair.
 package transcript
 
+import "github.com/archmax-ai/archmax/core/identity"
+
 // Role of a stored message.
 const (
 	RoleUser      = "user"      // a person's message (or a child's opening note, Note = "opening")
@@ -72,4 +74,9 @@ type TrailStep struct {
 	Workflow string    `json:"workflow,omitempty"`
 	Status   string    `json:"status,omitempty"`
 	TS       int64     `json:"ts"`
+	// By is who made the call this step opens — the trigger step of a turn or delivery, the
+	// human step of a decision (Issue 17); nil on the steps the loop takes itself and on
+	// trails written before callers were recorded. Audit data: never shown to the model or
+	// to scripts (History leaves it out).
+	By *identity.Principal `json:"by,omitempty"`
 }
