@@ -63,7 +63,7 @@ func ValidateRequest(r *Request) error {
 		}
 	}
 	for i := range r.Messages {
-		if err := v.message(r.Messages, i); err != nil {
+		if err := v.message(r.Messages, i, true); err != nil {
 			return err
 		}
 	}
@@ -76,6 +76,39 @@ func ValidateRequest(r *Request) error {
 		}
 		if !metadataPattern.MatchString(r.Metadata[k]) {
 			return invalid("requestMetadata."+k, fmt.Sprintf("The requestMetadata value %q must be 1-256 characters from [a-zA-Z0-9\\s:_@$#=/+,-.].", r.Metadata[k]))
+		}
+	}
+	return nil
+}
+
+// ValidateHistory reports the first thing in the messages of a conversation, from index
+// from on, that ValidateRequest would refuse in any request carrying them (with tools
+// defined): what the engine checks before it commits a step, so no stored history can fail
+// every later request. The last assistant message's toolUse blocks may still be unanswered,
+// wholly or in part (calls in flight: a delegated park, children waiting for a slot); every
+// toolResult must still answer a toolUse. toolUse ids before from count for uniqueness.
+func ValidateHistory(msgs []Message, from int) error {
+	v := validator{toolsDefined: true}
+	for i := range min(from, len(msgs)) {
+		for _, b := range msgs[i].Content {
+			if b.Kind == BlockToolUse && b.ToolUse != nil {
+				if v.toolUseAt == nil {
+					v.toolUseAt = map[string]string{}
+				}
+				v.toolUseAt[b.ToolUse.ID] = fmt.Sprintf("messages.%d", i)
+			}
+		}
+	}
+	last := -1 // the last assistant message: its calls may still be in flight
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleAssistant {
+			last = i
+			break
+		}
+	}
+	for i := max(from, 0); i < len(msgs); i++ {
+		if err := v.message(msgs, i, i != last); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -98,6 +131,9 @@ func SanitizeMetadataValue(s string) string {
 type validator struct {
 	toolsDefined bool
 	cachePoints  int
+	// toolUseAt is where each toolUse id was first seen (its block's path): ids must be
+	// unique across the conversation (Anthropic models refuse a repeated id in any message).
+	toolUseAt map[string]string
 }
 
 func invalid(path, msg string) error { return &InvalidRequestError{Path: path, Message: msg} }
@@ -113,7 +149,8 @@ func (v *validator) cachePoint(path, ttl string) error {
 	return nil
 }
 
-func (v *validator) message(msgs []Message, i int) error {
+// message checks message i; forward also checks that its toolUse blocks are answered next.
+func (v *validator) message(msgs []Message, i int, forward bool) error {
 	m := msgs[i]
 	path := fmt.Sprintf("messages.%d", i)
 	switch {
@@ -132,6 +169,9 @@ func (v *validator) message(msgs []Message, i int) error {
 		}
 	}
 	if m.Role == RoleAssistant {
+		if !forward {
+			return nil
+		}
 		return answered(msgs, i)
 	}
 	return resultsMatch(msgs, i)
@@ -158,6 +198,13 @@ func (v *validator) block(role Role, path string, b Block) error {
 		if err := checkName(path+".toolUse.toolUseId", tu.ID); err != nil {
 			return err
 		}
+		if first, seen := v.toolUseAt[tu.ID]; seen {
+			return invalid(path+".toolUse.toolUseId", fmt.Sprintf("The toolUse id %s at %s repeats the id of the toolUse at %s; toolUse ids must be unique across the conversation.", tu.ID, path, first))
+		}
+		if v.toolUseAt == nil {
+			v.toolUseAt = map[string]string{}
+		}
+		v.toolUseAt[tu.ID] = path
 		if err := checkName(path+".toolUse.name", tu.Name); err != nil {
 			return err
 		}

@@ -52,6 +52,9 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 			return stepResult{failure: malformedToolCall}, nil
 		}
 	}
+	if renumberIDs(calls, r.callIDsInUse()) {
+		r.warn("model", repeatedToolCallID)
+	}
 	if resp.StopReason == model.StopMaxTokens && len(calls) > 0 {
 		// a half-written call is never executed nor checkpointed (DESIGN.md §6); with no
 		// text either, the state cannot go on: it fails (through on_error)
@@ -128,6 +131,49 @@ func validCalls(calls []transcript.ToolCall) []transcript.ToolCall {
 		}
 	}
 	return out
+}
+
+// callIDsInUse is the set of toolUse ids the session's transcript holds, built on first use
+// and kept current by renumberCallIDs.
+func (r *run) callIDsInUse() map[string]bool {
+	if r.usedCallIDs == nil {
+		r.usedCallIDs = map[string]bool{}
+		for _, m := range r.msgs {
+			for _, c := range m.ToolCalls {
+				r.usedCallIDs[c.ID] = true
+			}
+		}
+	}
+	return r.usedCallIDs
+}
+
+// renumberIDs is renumberCallIDs for the agent's answers (a test takes it away to prove
+// that the commit check alone keeps a refused history out of the store).
+var renumberIDs = renumberCallIDs
+
+// renumberCallIDs gives every call whose id is already in used — an earlier call of the
+// conversation, or an earlier call of the same answer — a fresh one ("<id>_<n>", cut to
+// Bedrock's 64 characters), before anything is run or stored, and adds the ids to used: a
+// repeated toolUse id would make every later request of the session fail (DESIGN.md §6;
+// docs/DECISIONS.md R18-1). It reports whether it renamed any.
+func renumberCallIDs(calls []transcript.ToolCall, used map[string]bool) bool {
+	renamed := false
+	for i := range calls {
+		id := calls[i].ID
+		for n := 2; used[id]; n++ {
+			suffix := "_" + strconv.Itoa(n)
+			base := calls[i].ID
+			if len(base)+len(suffix) > 64 {
+				base = base[:64-len(suffix)]
+			}
+			id = base + suffix
+		}
+		if id != calls[i].ID {
+			calls[i].ID, renamed = id, true
+		}
+		used[id] = true
+	}
+	return renamed
 }
 
 // modelID resolves the model for a state: its own model, settings.model, the assembly's.

@@ -175,3 +175,22 @@ func (e *DuplicateDeliveryError) Error() string {
 
 // Name returns the error name.
 func (e *DuplicateDeliveryError) Name() string { return "DuplicateDeliveryError" }
+
+// InvalidHistoryError: the step just run would store a conversation Bedrock refuses in every
+// later request (a model answer the engine could not make valid); nothing of the step was
+// committed, the session keeps its last valid checkpoint and the turn waits for a new
+// message (not retryable). An engine fault: the host logs Cause.
+type InvalidHistoryError struct {
+	SessionID string
+	Cause     error
+}
+
+func (e *InvalidHistoryError) Error() string {
+	return fmt.Sprintf("The turn of session '%s' stopped: the model's last answer could not be stored as valid history (%v); nothing of that step was kept. Send a new message to go on.", e.SessionID, e.Cause)
+}
+
+// Name returns the error name.
+func (e *InvalidHistoryError) Name() string { return "InvalidHistoryError" }
+
+// Unwrap returns the validator's refusal.
+func (e *InvalidHistoryError) Unwrap() error { return e.Cause }

@@ -48,6 +48,7 @@ func (r *run) graderStep(st *spec.State) (stepResult, error) {
 	from, reason := r.enteredFrom(st.Slug)
 	system := []model.Block{{Kind: model.BlockText, Text: graderPreamble(st.Slug, listed) + strings.TrimSpace(st.Instructions)}}
 	conv := []model.Message{{Role: model.RoleUser, Content: []model.Block{{Kind: model.BlockText, Text: graderOpening(st.Slug, from, reason)}}}}
+	graderIDs := map[string]bool{} // the toolUse ids of the grader's own conversation
 	specs := r.surfaceOf(st.Slug).specs
 	for turn := 0; turn < maxTurns && !g.decided; turn++ {
 		req := &model.Request{ModelID: r.graderModelID(st), System: system, Messages: conv, Tools: specs,
@@ -68,6 +69,7 @@ func (r *run) graderStep(st *spec.State) (stepResult, error) {
 		if resp.StopReason == model.StopMaxTokens {
 			calls = nil // a half-written call is never run
 		}
+		renumberCallIDs(calls, graderIDs)
 		if len(calls) == 0 {
 			return stepResult{failure: graderUndecided(st.Slug)}, nil // GR-20, GR-21: a text answer is no verdict
 		}
@@ -132,23 +134,22 @@ func (r *run) enteredFrom(state string) (from, reason string) {
 }
 
 // assistantTurn is the grader's answer as it goes back into its own conversation: its text
-// and only the calls that run (a dropped, malformed call must not appear unanswered).
+// and only the calls that run, with the ids they run under (a dropped, malformed call must
+// not appear unanswered; a repeated id was renumbered).
 func assistantTurn(m model.Message, calls []transcript.ToolCall) model.Message {
-	keep := map[string]bool{}
-	for _, c := range calls {
-		keep[c.ID] = true
-	}
 	out := model.Message{Role: model.RoleAssistant}
 	for _, b := range m.Content {
-		switch {
-		case b.Kind == model.BlockText && strings.TrimSpace(b.Text) != "":
-			out.Content = append(out.Content, b)
-		case b.Kind == model.BlockToolUse && keep[b.ToolUse.ID]:
-			if len(b.ToolUse.Input) == 0 {
-				b.ToolUse = &model.ToolUse{ID: b.ToolUse.ID, Name: b.ToolUse.Name, Input: json.RawMessage(`{}`)}
-			}
+		if b.Kind == model.BlockText && strings.TrimSpace(b.Text) != "" {
 			out.Content = append(out.Content, b)
 		}
+	}
+	for _, c := range calls {
+		args := c.Args
+		if args == nil {
+			args = map[string]any{}
+		}
+		raw, _ := json.Marshal(args)
+		out.Content = append(out.Content, model.Block{Kind: model.BlockToolUse, ToolUse: &model.ToolUse{ID: c.ID, Name: c.Name, Input: raw}})
 	}
 	return out
 }

@@ -121,6 +121,10 @@ const malformedToolCall = "the model produced a tool call whose name or id no mo
 
 const truncatedToolCall = "the model's answer was cut off at its token limit in the middle of a tool call; the incomplete call was not run"
 
+// repeatedToolCallID is the warning when a model answer reuses a toolUse id (of the same
+// answer or an earlier one): the call runs under a fresh id (docs/DECISIONS.md R18-1).
+const repeatedToolCallID = "the model reused a tool call id; the call was given a fresh id so the session's history stays valid"
+
 // noteDecision is the [decision] note (spec 02 §5.3).
 func noteDecision(state, to, typ, comment string) string {
 	label := fmt.Sprintf("'%s'", to)

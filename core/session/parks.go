@@ -178,6 +178,7 @@ func (r *run) replyOnlyCall(st *spec.State, directive string) error {
 	if resp.StopReason == model.StopMaxTokens {
 		calls = nil
 	}
+	renumberCallIDs(calls, r.callIDsInUse())
 	if strings.TrimSpace(text) == "" && len(calls) == 0 {
 		return nil
 	}

@@ -41,7 +41,12 @@ type run struct {
 	rec   *record
 	msgs  []transcript.Message
 	conv  transcript.Conversation // msgs rendered for the model, kept incrementally
-	trail []transcript.TrailStep
+	// checkedFrom is the first rendered message a commit still has to check (commit); the
+	// ones before it were checked when they were committed (or loaded).
+	checkedFrom int
+	// usedCallIDs are the toolUse ids of the transcript (callIDsInUse), built on first use.
+	usedCallIDs map[string]bool
+	trail       []transcript.TrailStep
 	// static is the cacheable system prompt, built once per call
 	static string
 	// surfaces caches each state's disclosed tools and their specs for this call
@@ -174,6 +179,15 @@ func (r *run) commit() error {
 	}
 	if r.rec.Status != StatusRunning {
 		r.rec.LastTurn = r.settledTurn() // the summary's lastTurn: what a synchronous answer says
+	}
+	if len(r.pendingMsgs) > 0 {
+		// nothing Bedrock would refuse in a later request is ever stored (R18-1): the
+		// messages this commit adds (and the one before, which they may merge into or answer)
+		conv := r.conv.Messages()
+		if err := model.ValidateHistory(conv, max(r.checkedFrom-1, 0)); err != nil {
+			return &InvalidHistoryError{SessionID: r.id, Cause: err}
+		}
+		defer func(n int) { r.checkedFrom = n }(len(conv))
 	}
 	body, err := encodeRecord(context.WithoutCancel(r.ctx), r.rec, r.e.cfg.Blobs, r.id, r.knownBlobs)
 	if err != nil {
@@ -401,11 +415,27 @@ func (r *run) abandon(err error) error {
 		r.rec.LastError = te
 		r.failing = true
 	}
+	var poisoned *InvalidHistoryError
+	if errors.As(err, &poisoned) {
+		// the step's history is refused: keep the last valid checkpoint, with why it stopped
+		if record {
+			if cerr := r.commitFailureOnly(r.rec.LastError); cerr != nil {
+				return errors.Join(err, cerr)
+			}
+		}
+		return err
+	}
 	if !r.resumeUncommitted {
 		r.answerOpenCalls() // a step cut between its model call and its tool results
 	}
 	if !r.resumeUncommitted && (record || len(r.pendingMsgs)+len(r.pendingTrail)+len(r.pendingEvents) > 0) {
 		if cerr := r.commit(); cerr != nil {
+			var refused *InvalidHistoryError
+			if errors.As(cerr, &refused) && record {
+				if ferr := r.commitFailureOnly(r.rec.LastError); ferr != nil {
+					return errors.Join(err, cerr, ferr)
+				}
+			}
 			return errors.Join(err, cerr)
 		}
 	}
@@ -415,6 +445,31 @@ func (r *run) abandon(err error) error {
 			Interrupted: r.head.Version > r.startVersion && Status(r.head.Status) == StatusRunning}
 	}
 	return err
+}
+
+// commitFailureOnly records te on the last committed checkpoint and nothing else: the
+// step that could not be stored (InvalidHistoryError) is dropped — its messages, trail,
+// events and record changes — so the session stays as it was, saying why its turn stopped.
+func (r *run) commitFailureOnly(te *TurnError) error {
+	rec, err := decodeRecord(context.WithoutCancel(r.ctx), r.head.Body, r.e.cfg.Blobs, r.id, nil)
+	if err != nil {
+		return err
+	}
+	rec.LastError = te
+	body, err := encodeRecord(context.WithoutCancel(r.ctx), rec, r.e.cfg.Blobs, r.id, r.knownBlobs)
+	if err != nil {
+		return err
+	}
+	h := *r.head
+	h.Body, h.UpdatedAt, h.Lease, h.ParkDue = body, r.e.now(), nil, "" // given up: the sweep leaves it
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), r.e.cfg.LeaseTTL)
+	defer cancel()
+	stored, err := r.e.cfg.Log.Commit(cctx, r.id, r.owner, &store.Commit{ExpectedVersion: r.head.Version, Head: h})
+	if err != nil {
+		return err
+	}
+	r.head, r.pendingMsgs, r.pendingTrail, r.pendingEvents = stored, nil, nil, nil
+	return nil
 }
 
 // settledTurn is the record's lastTurn for the call as it stands: the fields of the

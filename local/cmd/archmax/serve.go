@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"os"
 	"time"
 
@@ -113,6 +114,9 @@ one is given. Prefer the environment variable: a --token value shows in the proc
 				access.Token = apigw.NewToken()
 			}
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			if f.store == "" {
+				f.store = filepath.Join(f.workspace, ".archmax") // where run, decide and sessions look too
+			}
 			srv, err := newServer(cmd.Context(), runner.Options{Workspace: f.workspace, StoreDir: f.store,
 				ModelScript: f.modelScript, Bedrock: f.bedrock, ModelID: f.modelID, Region: f.region},
 				continuation.Budget{ModelTimeout: f.modelTimeout, Margin: f.continueMargin}, f.invocationTimeout, log)
@@ -135,7 +139,7 @@ one is given. Prefer the environment variable: a --token value shows in the proc
 	fl := cmd.Flags()
 	fl.SetNormalizeFunc(rootAlias)
 	fl.StringVar(&f.workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md (also --root DIR)")
-	fl.StringVar(&f.store, "store", ".archmax", "directory of the local session store")
+	fl.StringVar(&f.store, "store", "", "directory of the local session store (default: .archmax/ in the workspace)")
 	fl.StringVar(&f.modelScript, "model-script", "", "serve this scripted model (docs/SCRIPTED-MODEL.md) through the Converse fake (else ARCHMAX_MODEL_SCRIPT)")
 	fl.BoolVar(&f.bedrock, "bedrock", false, "call Amazon Bedrock (standard AWS credential chain; the default when ARCHMAX_MODEL is set)")
 	fl.StringVar(&f.modelID, "model", "", "default model id (else ARCHMAX_MODEL)")
