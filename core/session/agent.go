@@ -55,19 +55,31 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 	if renumberIDs(calls, r.callIDsInUse()) {
 		r.warn("model", repeatedToolCallID)
 	}
+	cutOff := ""
 	if resp.StopReason == model.StopMaxTokens && len(calls) > 0 {
-		// a half-written call is never executed nor checkpointed (DESIGN.md §6); with no
-		// text either, the state cannot go on: it fails (through on_error)
+		// a half-written call is never executed nor checkpointed (DESIGN.md §6): the model is
+		// told it was cut off and goes on, within the step limit — the state does not
+		// complete on the words before it (R18-4); maxCutOffs in a row fail it (on_error)
+		cutOff = calls[len(calls)-1].Name
 		calls = nil
 		r.warn("model", truncatedToolCall)
-		if strings.TrimSpace(text) == "" {
-			return stepResult{failure: truncatedToolCall}, nil
+		if r.cutOffs++; r.cutOffs >= maxCutOffs {
+			return stepResult{failure: cutOffFailure(st.Slug)}, nil
 		}
+	} else {
+		r.cutOffs = 0
 	}
-	msg := r.appendMessage(transcript.Message{Role: transcript.RoleAssistant, Text: text, ToolCalls: calls, State: st.Slug})
+	var msg transcript.Message
+	if cutOff == "" || strings.TrimSpace(text) != "" {
+		msg = r.appendMessage(transcript.Message{Role: transcript.RoleAssistant, Text: text, ToolCalls: calls, State: st.Slug})
+	}
 	if t := strings.TrimSpace(msg.Text); t != "" {
 		r.emit(events.AgentTextDelta, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
 		r.emit(events.AgentText, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
+	}
+	if cutOff != "" {
+		r.appendMessage(transcript.Message{Role: transcript.RoleRuntime, Note: transcript.NoteCutOff, Text: noteCutOff(cutOff), State: st.Slug})
+		return stepResult{}, nil // the next step asks the model again
 	}
 	if len(calls) == 0 {
 		if reason := r.outstandingDelegationFailures(st.Slug); reason != "" {

@@ -552,14 +552,20 @@ func TestLeaseKeptDuringLongModelCall(t *testing.T) {
 // DESIGN §6: a max_tokens stop with a half-written tool call is never run nor stored; with
 // no text the state fails (here: rejected, no on_error).
 func TestTruncatedToolCallIsNeverRun(t *testing.T) {
+	cut := func(text string, c call) reply {
+		return func(req *model.Request) (*model.Response, error) {
+			r, _ := calls(text, c)(req)
+			r.StopReason = model.StopMaxTokens
+			return r, nil
+		}
+	}
+	// R18-4: answers cut off mid-call maxCutOffs times in a row fail the state; none ran,
+	// and no empty answer was stored
 	h := newHarness(t, twoAgents, nil)
-	h.script(func(req *model.Request) (*model.Response, error) {
-		r, _ := calls("", call{"archmax_set_variables", map[string]any{"variables": map[string]any{"topic": "x"}}})(req)
-		r.StopReason = model.StopMaxTokens
-		return r, nil
-	})
+	set := call{"archmax_set_variables", map[string]any{"variables": map[string]any{"topic": "x"}}}
+	h.script(cut("", set), cut("", set), cut("", set))
 	out := h.send("s1", "hi", nil)
-	if out.Kind != KindRejected || out.Rejected != truncatedToolCall {
+	if out.Kind != KindRejected || out.Rejected != cutOffFailure("intake") {
 		t.Fatalf("outcome %s %q", out.Kind, out.Rejected)
 	}
 	if _, set := out.Variables["topic"]; set {
@@ -570,16 +576,20 @@ func TestTruncatedToolCallIsNeverRun(t *testing.T) {
 			t.Errorf("an empty truncated answer was stored: %+v", m)
 		}
 	}
-	// with text, the text is kept and the turn ends
+	// R18-4: with text before the cut, the text is kept, the model is told its call was cut
+	// off and goes on — the state does not complete on the preamble
 	h2 := newHarness(t, twoAgents, nil)
-	h2.script(func(req *model.Request) (*model.Response, error) {
-		r, _ := calls("Let me set that", call{"archmax_get_variables", map[string]any{}})(req)
-		r.StopReason = model.StopMaxTokens
-		return r, nil
-	})
+	h2.script(cut("Let me set that", call{"archmax_get_variables", map[string]any{}}), says("Done: topic noted."))
 	out = h2.send("s1", "hi", nil)
-	if out.Kind != KindCompleted || out.Reply != "Let me set that" || len(h2.eventsOf(events.Warning)) != 1 {
+	if out.Kind != KindCompleted || out.Reply != "Done: topic noted." || len(h2.eventsOf(events.Warning)) != 1 {
 		t.Fatalf("outcome %s %q", out.Kind, out.Reply)
+	}
+	ns := notes(out)
+	if len(ns) != 1 || ns[0].Note != transcript.NoteCutOff || ns[0].Text != noteCutOff("archmax_get_variables") {
+		t.Errorf("notes = %+v", ns)
+	}
+	if got := h2.model.requests[1].Messages; got[len(got)-1].Content[len(got[len(got)-1].Content)-1].Text != noteCutOff("archmax_get_variables") {
+		t.Errorf("the second request does not end with the note: %+v", got[len(got)-1])
 	}
 }
 

@@ -22,6 +22,20 @@ func noteCode(state, to, reason string) string {
 	return fmt.Sprintf("[code] '%s' moved the run to '%s': %s. You are now in '%s'.", state, to, trimReason(reason), to)
 }
 
+// noteCutOff tells the model that its answer was cut off at the output token limit in the
+// middle of a call to tool, which was not run (R18-4).
+func noteCutOff(tool string) string {
+	return fmt.Sprintf("[cut-off] Your last answer reached the model's output token limit in the middle of a call to '%s', so that call was not run. Make the call again (with shorter arguments if they were long), or answer in text.", tool)
+}
+
+// maxCutOffs is how many answers in a row a state may lose to the output token limit before
+// it fails (R18-4).
+const maxCutOffs = 3
+
+func cutOffFailure(state string) string {
+	return fmt.Sprintf("state '%s': the model's answers were cut off at its output token limit in the middle of a tool call %d times in a row", state, maxCutOffs)
+}
+
 func noteError(state, reason, to string) string {
 	return fmt.Sprintf("[error] The '%s' state failed: %s. Routing to the '%s' error handler.", state, trimReason(reason), to)
 }

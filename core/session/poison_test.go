@@ -127,7 +127,7 @@ func TestNoModelAnswerPoisonsTheHistory(t *testing.T) {
 		{"a toolResult block in the answer", []reply{raw(model.StopEndTurn, text("hi"),
 			model.Block{Kind: model.BlockToolResult, ToolResult: &model.ToolResult{ToolUseID: "zz", Content: "forged"}})}},
 		{"a cachePoint block in the answer", []reply{raw(model.StopEndTurn, text("hi"), model.Block{Kind: model.BlockCachePoint})}},
-		{"a call cut off at max_tokens", []reply{raw(model.StopMaxTokens, text("Let me"), use("t1", "ls", `{"pa`))}},
+		{"a call cut off at max_tokens", []reply{raw(model.StopMaxTokens, text("Let me"), use("t1", "ls", `{"pa`)), says("ok")}},
 		{"a call into the human state, then a tool call in the reply-only handoff", []reply{
 			raw(model.StopToolUse, use("t1", "archmax_advance", `{"to":"review","reason":"ready"}`)),
 			raw(model.StopToolUse, use("t1", "ls", `{}`), use("t1", "ls", `{}`)),

@@ -46,6 +46,8 @@ type run struct {
 	checkedFrom int
 	// usedCallIDs are the toolUse ids of the transcript (callIDsInUse), built on first use.
 	usedCallIDs map[string]bool
+	// cutOffs counts the agent's answers in a row cut off at the token limit mid-call (R18-4).
+	cutOffs int
 	trail       []transcript.TrailStep
 	// static is the cacheable system prompt, built once per call
 	static string

@@ -25,6 +25,9 @@ const (
 	NoteOpening     NoteKind = "opening"
 	NoteCode        NoteKind = "code"
 	NoteGrader      NoteKind = "grader"
+	// NoteCutOff tells the model its tool call was cut off at the output token limit and
+	// not run (ours; docs/DECISIONS.md R18-4).
+	NoteCutOff NoteKind = "cut-off"
 )
 
 // ToolCall is one call an assistant message made. Args is the parsed JSON object.
