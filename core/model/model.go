@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Role is a Converse conversation role: "user" or "assistant" (never "system").
@@ -127,8 +128,23 @@ type CallError struct {
 	Status    int
 	Message   string
 	Retryable bool
-	Attempts  int
-	Err       error
+	// Quota marks a quota that is used up for a long while — a daily token quota
+	// ("Too many tokens per day"), a service quota — rather than a burst: never retried
+	// (Retryable is false); the engine parks the turn until later (docs/DECISIONS.md R18-5).
+	Quota    bool
+	Attempts int
+	Err      error
+}
+
+// IsQuotaExhausted reports whether a provider error (code, message) is a quota used up for
+// a long while rather than a burst to back off from: ServiceQuotaExceededException, or a
+// throttle whose message speaks of a daily quota ("Too many tokens per day", "… per day").
+func IsQuotaExhausted(code, message string) bool {
+	if code == "ServiceQuotaExceededException" {
+		return true
+	}
+	m := strings.ToLower(message)
+	return code == "ThrottlingException" && (strings.Contains(m, "per day") || strings.Contains(m, "daily"))
 }
 
 func (e *CallError) Error() string {

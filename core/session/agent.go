@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,8 +40,14 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 		if timedOut {
 			return stepResult{failure: modelTimedOut(st.Slug, st.Budget.TimeoutMs)}, nil
 		}
+		var ce *model.CallError
+		if errors.As(err, &ce) && ce.Quota {
+			r.rec.StateTurns.Count-- // the call was refused, not made
+			return r.quotaPark(st, ce)
+		}
 		return stepResult{}, err
 	}
+	r.rec.QuotaWaits = 0
 	r.recordUsage(st.Slug, "agent", req.ModelID, resp)
 
 	text, calls := replyOf(resp)

@@ -13,6 +13,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/archmax-ai/archmax/core/spec"
 )
@@ -20,6 +21,12 @@ import (
 // Notes (spec 02 §5.3; 03 CS-46 and OQ-19).
 func noteCode(state, to, reason string) string {
 	return fmt.Sprintf("[code] '%s' moved the run to '%s': %s. You are now in '%s'.", state, to, trimReason(reason), to)
+}
+
+// quotaWaitReason is the reason of a quota park (R18-5): what ran out, and when the turn
+// goes on by itself.
+func quotaWaitReason(code string, wait time.Duration) string {
+	return fmt.Sprintf("the model's quota is used up (%s: a daily token or service quota); the turn waits and goes on by itself in %s, or at the next message", code, wait)
 }
 
 // noteCutOff tells the model that its answer was cut off at the output token limit in the

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/kernel"
@@ -453,6 +454,38 @@ func (r *run) waitPark(st *spec.State, in *PendingInput, callID string) (stepRes
 		}
 	}
 	return stepResult{settled: &settlement{status: StatusAwaitingInput}}, nil
+}
+
+// quotaPark parks the turn awaiting input when the model's quota is used up for a long while
+// (a daily token quota; docs/DECISIONS.md R18-5) instead of retrying it: the wait's resumeAt
+// is quotaBackoff after now — 1 h, doubling for each quota park in a row, at most 24 h — and
+// the normal wake path resumes the state then (the timer trigger's [event] note); a message
+// or a delivery before that resumes it too. No reply-only message is asked for: the model
+// is out of quota.
+func (r *run) quotaPark(st *spec.State, ce *model.CallError) (stepResult, error) {
+	r.rec.QuotaWaits++
+	wait := quotaBackoff(r.rec.QuotaWaits)
+	in := &PendingInput{State: st.Slug, Title: strings.TrimSpace(st.Title), Reason: quotaWaitReason(ce.Code, wait),
+		ParkedAt: r.e.now(), ResumeAt: spec.FormatInstant(r.e.cfg.Clock().Add(wait))}
+	r.rec.Park = &Park{ParkID: newParkID(), Channel: ChannelInput, Input: in}
+	r.rec.Status = StatusAwaitingInput
+	r.warn("model", in.Reason)
+	r.emit(events.Parked, map[string]any{"state": st.Slug, "sessionId": r.id, "awaiting": string(ChannelInput), "reason": in.Reason,
+		"parkId": r.rec.Park.ParkID, "resumeAt": in.ResumeAt})
+	if err := r.commit(); err != nil {
+		return stepResult{}, err
+	}
+	r.scheduleWake()
+	return stepResult{settled: &settlement{status: StatusAwaitingInput}}, nil
+}
+
+// quotaBackoff is the n-th quota park's wait (n ≥ 1): 1 h × 2^(n-1), at most 24 h.
+func quotaBackoff(n int) time.Duration {
+	d := time.Hour
+	for i := 1; i < n && d < 24*time.Hour; i++ {
+		d *= 2
+	}
+	return min(d, 24*time.Hour)
 }
 
 // spokeSinceLastPerson reports whether an assistant message with text follows the last

@@ -76,24 +76,27 @@ type record struct {
 	// Owner is the principal that started the session (WithCaller at its first call; a
 	// sub-workflow child has its root's); nil for a session started without one or written
 	// before owners were recorded. The head's Owner is its key.
-	Owner           *identity.Principal           `json:"owner,omitempty"`
-	Status          Status                        `json:"status"`
-	State           string                        `json:"state"`
-	OpeningState    string                        `json:"openingState,omitempty"`
-	CurrentTrigger  string                        `json:"currentTrigger,omitempty"`
-	Variables       map[string]spec.VariableEntry `json:"variables"`
-	Exit            *Exit                         `json:"exit,omitempty"`
-	Rejected        string                        `json:"rejected,omitempty"`
-	Usage           *Usage                        `json:"usage,omitempty"`
-	SpecHash        string                        `json:"specHash,omitempty"`
-	Calls           int                           `json:"calls"`
-	StateTurns      *stateTurns                   `json:"stateTurns,omitempty"`
-	EventSeq        int64                         `json:"eventSeq"`
-	Todos           []workspace.Todo              `json:"todos,omitempty"`           // the plan (write_todos, BR-48)
-	Park            *Park                         `json:"park,omitempty"`            // the live suspension
-	DecisionCount   int                           `json:"decisionCount,omitempty"`   // last decision-park seq used
-	ParkCounts      map[string]int                `json:"parkCounts,omitempty"`      // maxParks counters, cleared per turn
-	PendingEvidence []string                      `json:"pendingEvidence,omitempty"` // an advance's evidence for the next human park
+	Owner          *identity.Principal           `json:"owner,omitempty"`
+	Status         Status                        `json:"status"`
+	State          string                        `json:"state"`
+	OpeningState   string                        `json:"openingState,omitempty"`
+	CurrentTrigger string                        `json:"currentTrigger,omitempty"`
+	Variables      map[string]spec.VariableEntry `json:"variables"`
+	Exit           *Exit                         `json:"exit,omitempty"`
+	Rejected       string                        `json:"rejected,omitempty"`
+	Usage          *Usage                        `json:"usage,omitempty"`
+	SpecHash       string                        `json:"specHash,omitempty"`
+	Calls          int                           `json:"calls"`
+	StateTurns     *stateTurns                   `json:"stateTurns,omitempty"`
+	EventSeq       int64                         `json:"eventSeq"`
+	Todos          []workspace.Todo              `json:"todos,omitempty"`         // the plan (write_todos, BR-48)
+	Park           *Park                         `json:"park,omitempty"`          // the live suspension
+	DecisionCount  int                           `json:"decisionCount,omitempty"` // last decision-park seq used
+	ParkCounts     map[string]int                `json:"parkCounts,omitempty"`    // maxParks counters, cleared per turn
+	// QuotaWaits counts the quota parks in a row (R18-5): each doubles the wait; a model call
+	// that answers clears it.
+	QuotaWaits      int      `json:"quotaWaits,omitempty"`
+	PendingEvidence []string `json:"pendingEvidence,omitempty"` // an advance's evidence for the next human park
 	// DeliveryIDs are the ids of the last MaxDeliveryIDs accepted deliveries that carried
 	// one (EventBridge event ids, Idempotency-Key headers): a repeat is refused unapplied.
 	DeliveryIDs []string `json:"deliveryIds,omitempty"`

@@ -38,9 +38,9 @@ type run struct {
 	ws    *workspace.Workspace
 	isNew bool
 
-	rec   *record
-	msgs  []transcript.Message
-	conv  transcript.Conversation // msgs rendered for the model, kept incrementally
+	rec  *record
+	msgs []transcript.Message
+	conv transcript.Conversation // msgs rendered for the model, kept incrementally
 	// checkedFrom is the first rendered message a commit still has to check (commit); the
 	// ones before it were checked when they were committed (or loaded).
 	checkedFrom int
@@ -48,7 +48,7 @@ type run struct {
 	usedCallIDs map[string]bool
 	// cutOffs counts the agent's answers in a row cut off at the token limit mid-call (R18-4).
 	cutOffs int
-	trail       []transcript.TrailStep
+	trail   []transcript.TrailStep
 	// static is the cacheable system prompt, built once per call
 	static string
 	// surfaces caches each state's disclosed tools and their specs for this call

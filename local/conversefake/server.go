@@ -125,9 +125,12 @@ func (s *Server) serve(r *http.Request, rec *RecordedRequest) (status int, errTy
 
 	call := callOf(&req)
 	idx := s.script.CallIndex(call.Role)
-	if name, ok := s.script.Fault(call.Role, idx); ok {
+	if name, msg, ok := s.script.Fault(call.Role, idx); ok {
 		code, _ := scripted.HTTPStatus(name)
-		return failure(code, name, fmt.Sprintf("Scripted %s for %s call %d.", name, call.Role, idx))
+		if msg == "" {
+			msg = fmt.Sprintf("Scripted %s for %s call %d.", name, call.Role, idx)
+		}
+		return failure(code, name, msg)
 	}
 	entry, err := s.script.Next(call)
 	if err != nil {

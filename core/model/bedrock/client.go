@@ -123,6 +123,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		o.RateLimiter = ratelimit.None
 		o.Retryables = []retry.IsErrorRetryable{
 			retry.NoRetryCanceledError{},
+			noRetryQuota{},
 			retry.RetryableConnectionError{},
 			retry.RetryableHTTPStatusCode{Codes: retryableStatuses},
 			retry.RetryableErrorCode{Codes: retryableCodes},
@@ -216,5 +217,21 @@ func (c *Client) callError(err error, attempts int) *model.CallError {
 		ce.Status = respErr.HTTPStatusCode()
 	}
 	ce.Retryable = c.retryer.IsErrorRetryable(err)
+	if model.IsQuotaExhausted(ce.Code, ce.Message) {
+		ce.Quota, ce.Retryable = true, false
+	}
 	return ce
+}
+
+// noRetryQuota stops the retryer on a quota used up for a long while (a daily token quota
+// answers ThrottlingException like a burst does): retrying it only spends attempts
+// (docs/DECISIONS.md R18-5).
+type noRetryQuota struct{}
+
+func (noRetryQuota) IsErrorRetryable(err error) aws.Ternary {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) && model.IsQuotaExhausted(apiErr.ErrorCode(), apiErr.ErrorMessage()) {
+		return aws.FalseTernary
+	}
+	return aws.UnknownTernary
 }

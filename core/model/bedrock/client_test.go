@@ -210,6 +210,30 @@ func TestConverseRetries(t *testing.T) {
 	}
 }
 
+// R18-5: a quota used up for the day answers like a burst (429 ThrottlingException) but is
+// never retried — one attempt, Quota set, not retryable — while a burst still is.
+func TestConverseDoesNotRetryAnExhaustedQuota(t *testing.T) {
+	for _, tc := range []struct {
+		fault                  string
+		wantAttempts           int
+		wantQuota, wantRetries bool
+	}{
+		{"{role: agent, call: 0, error: ThrottlingException, times: 9, message: 'Too many tokens per day, please wait before trying again.'}", 1, true, false},
+		{"{role: agent, call: 0, error: ServiceQuotaExceededException, times: 9}", 1, true, false},
+		{"{role: agent, call: 0, error: ThrottlingException, times: 9, message: 'Too many tokens, please wait before trying again.'}", 4, false, true},
+	} {
+		c, fake := fakeClient(t, "agent:\n  - text: ok\nerrors:\n  - "+tc.fault+"\n", 4)
+		_, err := c.Converse(context.Background(), ask("go", nil))
+		var ce *model.CallError
+		if !errors.As(err, &ce) {
+			t.Fatalf("%s: err = %v", tc.fault, err)
+		}
+		if got := len(fake.Requests()); got != tc.wantAttempts || ce.Quota != tc.wantQuota || ce.Retryable != tc.wantRetries {
+			t.Errorf("%s: %d attempts, quota %v, retryable %v", tc.fault, got, ce.Quota, ce.Retryable)
+		}
+	}
+}
+
 // TestConverseNeverSendsInvalidHistory: the client validates first, so the fake records nothing.
 func TestConverseNeverSendsInvalidHistory(t *testing.T) {
 	user := func(b ...model.Block) model.Message { return model.Message{Role: model.RoleUser, Content: b} }

@@ -309,8 +309,10 @@ func (p parser) fault(n *yaml.Node) (fault, error) {
 			if err = p.decode(v, &f.times); err == nil && f.times < 1 {
 				err = p.errorf(v, "times must be at least 1")
 			}
+		case "message":
+			f.message, err = p.str(v)
 		default:
-			err = p.errorf(v, "unknown errors key %q (want role, call, error, times)", key)
+			err = p.errorf(v, "unknown errors key %q (want role, call, error, times, message)", key)
 		}
 		return err
 	})

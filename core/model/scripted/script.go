@@ -121,10 +121,11 @@ type expect struct {
 }
 
 type fault struct {
-	role  string
-	call  int
-	name  string
-	times int
+	role    string
+	call    int
+	name    string
+	times   int
+	message string // the error's message ("" = a generated one)
 }
 
 type faultKey struct {
@@ -141,9 +142,10 @@ func (s *Script) CallIndex(role string) int {
 }
 
 // Fault reports whether this attempt of call callIndex of role must fail, and with which
-// Bedrock error name (spec 05 `errors:`): the first `times` attempts of that call fail.
+// Bedrock error name and message ("" when the script gives none; spec 05 `errors:`): the
+// first `times` attempts of that call fail.
 // Each call of Fault counts one attempt.
-func (s *Script) Fault(role string, callIndex int) (errName string, ok bool) {
+func (s *Script) Fault(role string, callIndex int) (errName, message string, ok bool) {
 	for _, f := range s.faults {
 		if f.role != role || f.call != callIndex {
 			continue
@@ -152,12 +154,12 @@ func (s *Script) Fault(role string, callIndex int) (errName string, ok bool) {
 		defer s.mu.Unlock()
 		k := faultKey{role, callIndex}
 		if s.attempts[k] >= f.times {
-			return "", false
+			return "", "", false
 		}
 		s.attempts[k]++
-		return f.name, true
+		return f.name, f.message, true
 	}
-	return "", false
+	return "", "", false
 }
 
 // Next answers call c: the first unconsumed entry of c.Role whose `when` matches, checked

@@ -213,18 +213,18 @@ func TestMatcherRegexFlags(t *testing.T) {
 
 func TestFaultCountsAttemptsPerCall(t *testing.T) {
 	s := mustParse(t, sample)
-	if _, ok := s.Fault("agent", 0); ok {
+	if _, _, ok := s.Fault("agent", 0); ok {
 		t.Error("call 0 faulted")
 	}
 	for i := range 2 {
-		if name, ok := s.Fault("agent", 1); !ok || name != "ThrottlingException" {
+		if name, _, ok := s.Fault("agent", 1); !ok || name != "ThrottlingException" {
 			t.Errorf("attempt %d = %q, %v", i, name, ok)
 		}
 	}
-	if _, ok := s.Fault("agent", 1); ok {
+	if _, _, ok := s.Fault("agent", 1); ok {
 		t.Error("third attempt faulted, times is 2")
 	}
-	if _, ok := s.Fault("judge", 1); ok {
+	if _, _, ok := s.Fault("judge", 1); ok {
 		t.Error("judge faulted")
 	}
 	if s.CallIndex("agent") != 0 {
