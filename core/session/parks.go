@@ -397,7 +397,10 @@ func (r *run) wake(parkID string) (*Outcome, *WakeSkipped, error) {
 	}
 	now := spec.FormatInstant(r.e.cfg.Clock())
 	if now < p.Input.ResumeAt {
-		return nil, &WakeSkipped{Reason: fmt.Sprintf("the park is not due until %s", p.Input.ResumeAt)}, nil
+		// an early fire (a timer a hair early, a schedule rounded down) must not strand the
+		// park until the sweep: the wake is arranged again for resumeAt (R18-6)
+		r.scheduleWake()
+		return nil, &WakeSkipped{Reason: fmt.Sprintf("the park is not due until %s (its wake is arranged again)", p.Input.ResumeAt)}, nil
 	}
 	out, err := r.deliver(Delivery{Trigger: TimerTrigger, Variables: map[string]any{"now": now}, ParkID: p.ParkID})
 	return out, nil, err

@@ -205,10 +205,14 @@ func TestWaitDeliverAndParkBudget(t *testing.T) {
 		sum.ResumeAt != "2026-11-30T11:00:00.000Z" || sum.State != "watch" || sum.Pending.ParkID != out.Pending.ParkID {
 		t.Errorf("summary of an input park = %+v, %v", sum, err)
 	}
-	// an early wake is a no-op that says why
+	// an early wake is a no-op that says why — and arranges the wake again for resumeAt, so
+	// the park is not left for the sweep (R18-6)
 	_, skipped, err := h.engine().Wake(context.Background(), "s1", out.Pending.ParkID)
 	if err != nil || skipped == nil || !strings.Contains(skipped.Reason, "not due until") {
 		t.Fatalf("early wake: %v %+v", err, skipped)
+	}
+	if len(sched.scheduled) != 2 || sched.scheduled[1].parkID != out.Pending.ParkID || !sched.scheduled[1].at.Equal(now.Add(2*time.Hour)) {
+		t.Errorf("an early wake was not re-armed: %+v", sched.scheduled)
 	}
 	// a delivery with a message: note and message together, in the parked state
 	h.script(calls("", call{"archmax_wait", map[string]any{"reason": "again"}}), says("sorry"))

@@ -510,7 +510,7 @@ func TestLambdasUnderEmulator(t *testing.T) {
 	// due, so the wake changes nothing and says why.
 	wake := decode[wakes.Result](t, "wake-schedule.json", s.invoke(t, "wake", wakeEvent))
 	if wake.Action != "wake" || wake.SessionID != idPrint || wake.ParkID != park1 || wake.Outcome != "" ||
-		wake.Skipped != "the park is not due until "+sum.ResumeAt {
+		!strings.HasPrefix(wake.Skipped, "the park is not due until "+sum.ResumeAt) {
 		t.Errorf("wake-schedule.json: %+v", wake)
 	}
 

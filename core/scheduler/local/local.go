@@ -50,7 +50,9 @@ func (l *Loop) Schedule(_ context.Context, sessionID, parkID string, at time.Tim
 	}
 	e := &entry{}
 	// The callback waits for l.mu, so it cannot see the map before e is stored.
-	e.timer = time.AfterFunc(time.Until(at), func() { l.run(k, e) })
+	// a millisecond late rather than a hair early: resumeAt is kept to the millisecond and a
+	// timer may fire before the wall clock reads it (an early wake is re-armed anyway)
+	e.timer = time.AfterFunc(time.Until(at)+time.Millisecond, func() { l.run(k, e) })
 	l.pending[k] = e
 	return nil
 }
