@@ -10,9 +10,11 @@ import (
 )
 
 // C6-23: the summary's lastTurn is the settled call's outcome as its answer says it. A call
-// that parks commits the park before its closing message (K5-2) and holds the session until
-// that message is written: meanwhile no lastTurn is shown for it; once it lets go, lastTurn
-// is the answer's; had it died there, the lapsed lease shows what the park commit recorded.
+// that parks commits the park together with its closing message (R18-8, superseding K5-2):
+// while that message is written the session is still running, with no lastTurn for the
+// call — had the writer died there, the session is an interrupted running one, which its
+// continuation parks again (one park, with its message); once it settles, lastTurn is the
+// answer's.
 func TestLastTurnWaitsForTheParksClosingMessage(t *testing.T) {
 	h := newHarness(t, reviewFlow, nil)
 	inHandoff, release := make(chan struct{}), make(chan struct{})
@@ -38,14 +40,13 @@ func TestLastTurnWaitsForTheParksClosingMessage(t *testing.T) {
 	sessions := NewSessions(h.log, h.files, nil)
 	sum, err := sessions.Get(context.Background(), "s1")
 	must(t, err)
-	if sum.Status != StatusAwaitingDecision || sum.LastTurn != nil {
-		t.Errorf("while the closing message is written: status %s, lastTurn %+v, want parked with none", sum.Status, sum.LastTurn)
+	if sum.Status != StatusRunning || sum.LastTurn != nil || sum.Pending != nil {
+		t.Errorf("while the closing message is written: status %s, lastTurn %+v, pending %+v, want running with neither", sum.Status, sum.LastTurn, sum.Pending)
 	}
 	later := NewSessions(h.log, h.files, nil)
 	later.clock = func() time.Time { return time.Now().Add(time.Hour) } // the writer died; its lease lapsed
-	if sum, _ := later.Get(context.Background(), "s1"); sum.LastTurn == nil || sum.LastTurn.Kind != KindParked || sum.LastTurn.Reply != "" ||
-		sum.LastTurn.TurnID != sum.TurnID {
-		t.Errorf("after the writer died at the park: lastTurn %+v, want the parked turn without a closing message", sum.LastTurn)
+	if sum, _ := later.Get(context.Background(), "s1"); sum.Status != StatusRunning || !sum.Interrupted || sum.LastTurn != nil {
+		t.Errorf("after the writer died before the park: %+v, want an interrupted running session", sum)
 	}
 	close(release)
 	var res result

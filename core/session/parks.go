@@ -141,13 +141,13 @@ func (r *run) presentDecision(st *spec.State) (stepResult, error) {
 	r.rec.Park = &Park{ParkID: newParkID(), Channel: ChannelDecision, Decision: d}
 	r.rec.Status = StatusAwaitingDecision
 	r.emit(events.Parked, map[string]any{"state": st.Slug, "sessionId": r.id, "awaiting": string(ChannelDecision), "parkId": r.rec.Park.ParkID})
-	if err := r.commit(); err != nil {
-		return stepResult{}, err
-	}
 	situation := handoffFresh
 	if n := len(r.msgs); n > 0 && r.msgs[n-1].Role == transcript.RoleRuntime {
 		situation = handoffRouted
 	}
+	// the park and its handoff message are committed together, when the call settles: a
+	// crash between them can no longer leave a park without the message the person reads
+	// (R18-8); a failed handoff call still settles parked without it (03 OQ-8)
 	if err := r.replyOnlyCall(st, replyOnlyDirective(situation, r.stateLabel(st.Slug), "")); err != nil {
 		return stepResult{}, err
 	}
@@ -447,15 +447,16 @@ func (r *run) waitPark(st *spec.State, in *PendingInput, callID string) (stepRes
 		ev["resumeAt"] = in.ResumeAt
 	}
 	r.emit(events.Parked, ev)
-	if err := r.commit(); err != nil {
-		return stepResult{}, err
-	}
-	r.scheduleWake()
 	if !spokeSinceLastPerson(r.msgs) {
+		// committed with the park below, never after it (R18-8)
 		if err := r.replyOnlyCall(st, replyOnlyDirective(inputPark, r.stateLabel(st.Slug), in.Reason)); err != nil {
 			return stepResult{}, err
 		}
 	}
+	if err := r.commit(); err != nil {
+		return stepResult{}, err
+	}
+	r.scheduleWake() // once the park it wakes is stored
 	return stepResult{settled: &settlement{status: StatusAwaitingInput}}, nil
 }
 
