@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,6 +95,14 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 		}
 		s := r.completion()
 		return stepResult{settled: &s}, nil
+	}
+	if slices.ContainsFunc(calls, func(c transcript.ToolCall) bool { return r.e.hostTools[c.Name] != nil }) {
+		// a host tool acts outside the session: the answer (its call ids) is committed first,
+		// so a retry after a lost commit runs these calls under the same idempotency keys
+		// (pendingStep) instead of asking the model again (R18-7)
+		if err := r.commit(); err != nil {
+			return stepResult{}, err
+		}
 	}
 	return r.runToolCalls(st, calls)
 }
@@ -553,7 +562,8 @@ func (r *run) callTool(ctx context.Context, tool, callID, state string, args map
 		ctx = workspace.WithHide(ctx, hide)
 	}
 	if t := r.e.hostTools[tool]; t != nil {
-		text, err := t.Handler(ctx, HostCall{SessionID: r.id, State: state, CallID: callID, Args: args, Workspace: r.ws})
+		text, err := t.Handler(ctx, HostCall{SessionID: r.id, State: state, CallID: callID, Args: args, Workspace: r.ws,
+			IdempotencyKey: r.id + "/" + r.turnID() + "/" + callID})
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", false, ctx.Err()

@@ -372,6 +372,12 @@ func (r *run) fallbackState(state string) string {
 // agent message still waiting for their children. ok is false when nothing is pending.
 func (r *run) pendingStep() (res stepResult, ok bool, err error) {
 	if len(r.rec.Dispatches) == 0 {
+		// a committed answer whose calls a lost commit left unanswered (a host tool's step,
+		// R18-7): they run now, under the ids the model gave them
+		if last := r.lastAssistant(); last != nil && last.State == r.rec.State && r.sp.State(last.State) != nil && r.hasOpenCalls(last) {
+			res, err = r.runToolCalls(r.sp.State(last.State), last.ToolCalls)
+			return res, true, err
+		}
 		return stepResult{}, false, nil
 	}
 	var resumed []*dispatchMark
@@ -393,6 +399,13 @@ func (r *run) pendingStep() (res stepResult, ok bool, err error) {
 	}
 	res, err = r.runToolCalls(r.sp.State(last.State), last.ToolCalls)
 	return res, true, err
+}
+
+// hasOpenCalls reports whether some call of the newest assistant message last has no tool
+// result yet.
+func (r *run) hasOpenCalls(last *transcript.Message) bool {
+	answered := r.answeredCalls()
+	return slices.ContainsFunc(last.ToolCalls, func(c transcript.ToolCall) bool { return !answered[c.ID] })
 }
 
 // lastAssistant is the newest assistant message, or nil.

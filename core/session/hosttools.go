@@ -37,6 +37,13 @@ type HostCall struct {
 	// Workspace is the session's workspace: the session zone and the authored mounts, with
 	// paths as the agent sees them (the session id never appears).
 	Workspace *workspace.Workspace
+	// IdempotencyKey is "<sessionId>/<turnId>/<callId>": for a call the model made, the same
+	// on every attempt of that call — the model's answer is committed before any host tool
+	// runs, so a step retried after a lost commit runs the same calls under the same keys
+	// rather than asking the model again. A host tool must be idempotent on it (do the work
+	// once per key, answer a repeat with the first result). A script's tools.* call has a key
+	// unique to its attempt (a code state's script is run again from its start on a retry).
+	IdempotencyKey string
 }
 
 // ReservedToolNameError: a host tool uses the runtime's reserved names (spec 01 §7.4).
