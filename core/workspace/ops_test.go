@@ -291,31 +291,38 @@ func TestUnkeptBytes(t *testing.T) { // BR-22: every copy is read back and compa
 	}
 }
 
-func TestSymlinkOutOfTheTree(t *testing.T) { // BR-22: an fs tree does not follow a link out
+// BR-22: an fs tree follows no link — one naming a source is not there (the store skips
+// links, as its listings do), and a destination through a linked folder is refused.
+func TestSymlinkOutOfTheTree(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "secret.txt")
 	if err := os.WriteFile(outside, []byte("secret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, sid, "scratchpad"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(outside, filepath.Join(dir, sid, "scratchpad", "link.txt")); err != nil {
-		t.Fatal(err)
-	}
 	session, err := fsstore.OpenFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer session.Close()
+	if err := session.Write(t.Context(), sid+"/scratchpad/seed.md", []byte("seed")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, sid, "scratchpad", "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(dir, sid, "scratchpad", "out")); err != nil {
+		t.Fatal(err)
+	}
 	f := &fixture{ws: New(session, sid, nil), session: session}
 	tests := []struct{ tool, args, want string }{
 		{"copy_file", `{"source":"scratchpad/link.txt","destination":"scratchpad/copy.txt"}`,
-			"Error: Cannot copy 'scratchpad/link.txt': it is a symbolic link, which the workspace does not follow."},
+			"Error: Cannot copy 'scratchpad/link.txt': it does not exist."},
 		{"move_file", `{"source":"scratchpad/link.txt","destination":"scratchpad/copy.txt"}`,
-			"Error: Cannot move 'scratchpad/link.txt': it is a symbolic link, which the workspace does not follow."},
+			"Error: Cannot move 'scratchpad/link.txt': it does not exist."},
 		{"remove_file", `{"file_path":"scratchpad/link.txt"}`,
-			"Error: Cannot remove 'scratchpad/link.txt': it is a symbolic link, which the workspace does not follow."},
+			"Error: Cannot remove 'scratchpad/link.txt': it does not exist."},
+		{"copy_file", `{"source":"scratchpad/seed.md","destination":"scratchpad/out/copy.txt"}`,
+			"Error: Cannot copy to 'scratchpad/out/copy.txt': it is a symbolic link, which the workspace does not follow."},
 	}
 	for _, tt := range tests {
 		if got := f.text(t, tt.tool, tt.args); got != tt.want {

@@ -36,7 +36,11 @@
 //
 // Session ids are validated by the engine (02 §9.2); Open's store still refuses ids that
 // are empty, ".", "..", contain a slash, a backslash or NUL, and resolves every path
-// through an os.Root, so nothing escapes the directory.
+// through an os.Root, so nothing escapes the directory. A session's folder is named by
+// the id's portable encoding (names.go: "Chat" → "!chat", "a:b:3" → "a%3ab%3a3"), so ids
+// that differ only in case, or that a file system would alter, never share one; the root's
+// format file marks that layout (a log of the earlier, unencoded layout is migrated by Open,
+// migrate.go).
 package fs
 
 import (
@@ -82,6 +86,10 @@ func Open(dir string) (*Store, error) {
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	if err := migrateLog(root); err != nil {
+		root.Close()
 		return nil, fmt.Errorf("open session store: %w", err)
 	}
 	// Sweep deleted sessions whose removal was cut short (best effort, see removeSession).
@@ -520,18 +528,13 @@ func encodeHead(h *store.Head) ([]byte, error) {
 const maxDirName = 200
 
 // sessionDir returns the directory of sessionID relative to the root, refusing ids that
-// are not a single path segment. An id longer than maxDirName bytes is stored under
-// "=<sha256 of the id>" (head.json keeps the id itself).
+// are not a single path segment: sessionDirName — the id's encoding, or "=<sha256 of the
+// id>" when that is longer than maxDirName bytes (head.json keeps the id itself).
 func sessionDir(ctx context.Context, sessionID string) (string, error) {
 	if sessionID == "" || sessionID == "." || sessionID == ".." || strings.ContainsAny(sessionID, "/\\\x00") {
 		return "", fmt.Errorf("invalid session id %q", sessionID)
 	}
-	name := sessionID
-	if len(name) > maxDirName {
-		sum := sha256.Sum256([]byte(sessionID))
-		name = "=" + hex.EncodeToString(sum[:])
-	}
-	return path.Join(sessionsDir, name), ctx.Err()
+	return path.Join(sessionsDir, sessionDirName(sessionID)), ctx.Err()
 }
 
 func itemPath(dir string, seq int64) string {

@@ -18,6 +18,7 @@ func TestFiles(t *testing.T, newFiles func(t *testing.T) store.Files) {
 	t.Run("Delete", func(t *testing.T) { testFileDelete(t, newFiles(t)) })
 	t.Run("ListStat", func(t *testing.T) { testListStat(t, newFiles(t)) })
 	t.Run("InvalidKeys", func(t *testing.T) { testInvalidKeys(t, newFiles(t)) })
+	t.Run("AliasKeys", func(t *testing.T) { testAliasKeys(t, newFiles(t)) })
 }
 
 func mustWrite(t *testing.T, f store.Files, key string, data []byte) {

@@ -31,6 +31,7 @@ func TestLog(t *testing.T, newLog func(t *testing.T) store.Log) {
 	t.Run("Delete", func(t *testing.T) { testDelete(t, newLog) })
 	t.Run("LargeValues", func(t *testing.T) { testLargeValues(t, newLog) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newLog) })
+	t.Run("AliasIDs", func(t *testing.T) { testAliasIDs(t, newLog) })
 }
 
 const (
