@@ -21,7 +21,8 @@ import (
 //     cache's conditional GET need no more) and listed (skills), session files, snapshots
 //     and blobs are read, written and deleted (the file tools' remove/move). ListBucket makes
 //     S3 answer 404 rather than 403 for a missing key, which the blob store's HeadObject and
-//     the file tools' Stat rely on.
+//     the file tools' Stat rely on; it is granted only where s3:prefix lies under the spec
+//     or session prefix the function reads.
 //   - Bedrock (core/model/bedrock): Converse only, whose IAM action is bedrock:InvokeModel
 //     (no ConverseStream, so no InvokeModelWithResponseStream).
 //   - EventBridge Scheduler (core/scheduler/eventbridge): Create/Update/DeleteSchedule of

@@ -267,7 +267,21 @@ func (s *Stack) statements(fn string, acc Access) []awsiam.PolicyStatement {
 		out = append(out, stmt([]string{"s3:DeleteObject", "s3:PutObject"}, s.Bucket.ArnForObjects(jsii.String(s.Config.SessionPrefix+"*"))))
 	}
 	if acc.ListBucket {
-		out = append(out, stmt([]string{"s3:ListBucket"}, s.Bucket.BucketArn()))
+		// only under the prefixes the function reads, never the rest of the bucket (S3 takes a
+		// missing key's name as the s3:prefix of its 404-or-403 check, so the file tools'
+		// Stat and the blobs' HeadObject still get their 404 there)
+		var prefixes []string
+		if acc.ReadSpecs {
+			prefixes = append(prefixes, s.Config.SpecPrefix+"*")
+		}
+		if acc.ReadSessions {
+			prefixes = append(prefixes, s.Config.SessionPrefix+"*")
+		}
+		out = append(out, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions:    jsii.Strings("s3:ListBucket"),
+			Resources:  &[]*string{s.Bucket.BucketArn()},
+			Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": prefixes}},
+		}))
 	}
 	if acc.Models {
 		out = append(out, ModelStatements(s.Stack, s.Config.AllModels())...)

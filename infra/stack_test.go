@@ -627,7 +627,7 @@ func TestLeastPrivilege(t *testing.T) {
 			"Allow s3:GetObject " + bucketArn + "/sessions/*",
 			"Allow s3:PutObject " + bucketArn + "/sessions/*",
 			"Allow s3:DeleteObject " + bucketArn + "/sessions/*",
-			"Allow s3:ListBucket " + bucketArn,
+			"Allow s3:ListBucket " + bucketArn + ` if {"StringLike":{"s3:prefix":["specs/*","sessions/*"]}}`,
 			"Allow scheduler:CreateSchedule " + here("scheduler", "schedule/archmax-test/archmax-*"),
 			"Allow scheduler:UpdateSchedule " + here("scheduler", "schedule/archmax-test/archmax-*"),
 			"Allow scheduler:DeleteSchedule " + here("scheduler", "schedule/archmax-test/archmax-*"),
