@@ -38,6 +38,7 @@ var hints = map[string]string{
 	"hooks":        "move hooks/ scripts to scripts/ and wire them as code states",
 	"workspace":    "make the file a readable regular file inside the workspace (not a symlink loop or a link out of it)",
 	// codes whose fix differs from their family's
+	"guard.unlocked-reference":          "lock the variable before any agent state reaches the guard: set it in a code state with archmax_set_variables({ variables, lock: true }), or list it in the entering trigger's 'requires' (the host's variables arrive locked)",
 	"tools.guard-never-matches":         "write the glob as the path is canonicalised: relative, single slashes, no '.' or '..' segments (e.g. 'scratchpad/**')",
 	"yaml.encoding":                     "save the file as UTF-8",
 	"yaml.syntax":                       "fix the YAML at that line: indentation with spaces, matching quotes and brackets, one document",

@@ -136,7 +136,7 @@ func (v *run) validate() error {
 	v.stateSlugs()
 	v.runtime()
 	v.grants()
-	for _, pass := range []func() error{v.scripts, v.skills, v.delegation} {
+	for _, pass := range []func() error{v.scripts, v.skills, v.delegation, v.guardRefs} {
 		if err := pass(); err != nil {
 			return err
 		}
