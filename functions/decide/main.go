@@ -27,7 +27,7 @@ func main() {
 		log.Error("functions/decide cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	h := httpapi.New(a.Engines, a.Runner, log)
+	h := httpapi.New(a.Engines, a.Runner, log, httpapi.WithPolicy(a.Access))
 	// API Gateway requests, and the function's own continuation events
 	lambda.Start(func(ctx context.Context, raw json.RawMessage) (any, error) {
 		return h.HandleOrEvent(ctx, raw, "decide", nil)

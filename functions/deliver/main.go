@@ -16,6 +16,7 @@ import (
 
 	"github.com/archmax-ai/archmax/functions/handlers/assembly"
 	"github.com/archmax-ai/archmax/functions/handlers/deliveries"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 )
 
 func main() {
@@ -25,5 +26,5 @@ func main() {
 		log.Error("functions/deliver cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(deliveries.New(a.Engines, a.Runner, log).Handle)
+	lambda.Start(deliveries.New(a.Engines, a.Runner, log, httpapi.WithPolicy(a.Access)).Handle)
 }

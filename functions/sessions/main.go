@@ -28,5 +28,5 @@ func main() {
 		log.Error("functions/sessions cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(httpapi.New(a.Engines, nil, log).HandleRead)
+	lambda.Start(httpapi.New(a.Engines, nil, log, httpapi.WithPolicy(a.Access)).HandleRead)
 }

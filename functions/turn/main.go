@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/archmax-ai/archmax/functions/handlers/assembly"
+	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 	"github.com/archmax-ai/archmax/functions/handlers/starts"
 )
 
@@ -42,5 +43,5 @@ func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logge
 	if err != nil {
 		return nil, err
 	}
-	return starts.New(a.Engines, a.Runner, routes, log), nil
+	return starts.New(a.Engines, a.Runner, routes, log, httpapi.WithPolicy(a.Access)), nil
 }

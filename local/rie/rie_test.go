@@ -178,6 +178,10 @@ func newStack(t *testing.T) *stack {
 		assembly.EnvLambdaEndpoint + "=" + invoke.URL,
 		assembly.EnvModelTimeout + "=10s",
 		assembly.EnvContinueMargin + "=5s",
+		// decide-decision.json is signed by the approver role; every other request by the client's
+		// (the test reads summaries as the operator role, an admin: event-started sessions are nobody's)
+		assembly.EnvIAMDeciders + "=arn:aws:iam::123456789012:role/archmax-approver",
+		assembly.EnvIAMAdmins + "=arn:aws:iam::123456789012:role/archmax-operator",
 		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_REGION=us-east-1",
 		"AWS_LAMBDA_FUNCTION_TIMEOUT=60", // the emulator's invocation deadline, in seconds
 	}
@@ -347,7 +351,7 @@ func (s *stack) settle(t *testing.T) {
 // summary reads session id through the sessions function with sessions-get.json.
 func (s *stack) summary(t *testing.T, id string) session.SessionSummary {
 	t.Helper()
-	a := s.http(t, "sessions", fixture(t, "sessions-get.json", fixtureSession, id))
+	a := s.http(t, "sessions", fixture(t, "sessions-get.json", fixtureSession, id, "assumed-role/archmax-client/", "assumed-role/archmax-operator/"))
 	var sum session.SessionSummary
 	if err := json.Unmarshal(a.body, &sum); err != nil || a.status != http.StatusOK || sum.SessionID != id {
 		t.Fatalf("sessions-get.json for %s: %d %s", id, a.status, a.body)
@@ -486,6 +490,13 @@ func TestLambdasUnderEmulator(t *testing.T) {
 	idLab := ev.SessionID
 	if !strings.HasPrefix(idLab, "session-") || idLab == idPrint || ev.Outcome != session.KindParked || ev.State != "approve" || ev.Duplicate {
 		t.Fatalf("start-eventbridge.json: %+v", ev)
+	}
+	// the event's source owns it: the client's role does not see it, the operator (an admin) does
+	if a := s.http(t, "sessions", fixture(t, "sessions-get.json", fixtureSession, idLab)); a.status != http.StatusNotFound || a.code() != "SessionNotFoundError" {
+		t.Errorf("the client reads an event-started session: %d %s", a.status, a.body)
+	}
+	if sum := s.summary(t, idLab); sum.Owner == nil || sum.Owner.Kind != "event" || sum.Owner.ID != "hr.portal" {
+		t.Errorf("the event-started session's owner: %+v", sum.Owner)
 	}
 
 	// A session parked at a human state for decide-decision.json: Sam's Server Room badge

@@ -31,7 +31,9 @@ func iamReq(userArn string) events.APIGatewayV2HTTPRequest {
 
 func TestIdentify(t *testing.T) {
 	p := Policy{IAMAdmins: []string{"arn:aws:iam::123456789012:role/ops"}, IAMDeciders: []string{"arn:aws:iam::123456789012:role/approvers"}}
-	jwt := func(sub string) identity.Principal { return identity.Principal{Kind: identity.JWT, ID: sub, Issuer: iss} }
+	jwt := func(sub string) identity.Principal {
+		return identity.Principal{Kind: identity.JWT, ID: sub, Issuer: iss}
+	}
 	role := func(name string) identity.Principal {
 		return identity.Principal{Kind: identity.IAM, ID: "arn:aws:iam::123456789012:role/" + name}
 	}

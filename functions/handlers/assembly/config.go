@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/archmax-ai/archmax/functions/handlers/access"
 )
 
 // Environment variables read by ConfigFromEnv.
@@ -38,6 +40,15 @@ const (
 	EnvContinueMargin   = "ARCHMAX_CONTINUE_MARGIN"   // kept beyond it, Go duration (default 20s)
 	EnvContinueFunction = "ARCHMAX_CONTINUE_FUNCTION" // name or ARN of the function continuations invoke
 	EnvLambdaEndpoint   = "ARCHMAX_LAMBDA_ENDPOINT"   // local/test only: e.g. local/lambdafake
+	// Who may do what on the HTTP API (functions/handlers/access, Issue 17): the roles'
+	// JWT scopes are <prefix>decide and <prefix>admin; with IAM authorization the roles are
+	// held by the principals listed (comma-separated role, user or account-root ARNs; an
+	// assumed role is matched by its role, paths ignored); four-eyes makes the decider
+	// differ from the session's starter.
+	EnvJWTScopePrefix = "ARCHMAX_JWT_SCOPE_PREFIX" // default "archmax/"
+	EnvIAMAdmins      = "ARCHMAX_IAM_ADMINS"       // IAM principals that read and act on every session
+	EnvIAMDeciders    = "ARCHMAX_IAM_DECIDERS"     // IAM principals that read and decide sessions parked for a decision
+	EnvFourEyes       = "ARCHMAX_FOUR_EYES"        // "1" or "true": the four-eyes rule on decisions (default off)
 )
 
 // Defaults of the optional settings.
@@ -70,6 +81,9 @@ type Config struct {
 	// ContinueFunction is invoked asynchronously to continue a turn ("" = no continuation).
 	ContinueFunction string
 	LambdaEndpoint   string // local/test only
+	// Access is who may do what on the HTTP API (EnvJWTScopePrefix, EnvIAMAdmins,
+	// EnvIAMDeciders, EnvFourEyes).
+	Access access.Policy
 }
 
 // Local reports whether an endpoint override is set.
@@ -119,6 +133,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		SchedulerRoleARN:  get(EnvSchedulerRoleARN),
 		ContinueFunction:  cmp.Or(get(EnvContinueFunction), get("AWS_LAMBDA_FUNCTION_NAME")),
 		LambdaEndpoint:    get(EnvLambdaEndpoint),
+		Access:            access.Policy{ScopePrefix: get(EnvJWTScopePrefix)},
 	}
 	if c.Region == "" {
 		c.Region = get("AWS_DEFAULT_REGION")
@@ -136,6 +151,23 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if get(k) == "" {
 			cerr.Missing = append(cerr.Missing, k)
 		}
+	}
+	for _, l := range []struct {
+		name string
+		into *[]string
+	}{{EnvIAMAdmins, &c.Access.IAMAdmins}, {EnvIAMDeciders, &c.Access.IAMDeciders}} {
+		list, err := access.ParseIAMPrincipals(get(l.name))
+		if err != nil {
+			cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s: %v", l.name, err))
+		}
+		*l.into = list
+	}
+	switch v := strings.ToLower(get(EnvFourEyes)); v {
+	case "", "0", "false":
+	case "1", "true":
+		c.Access.FourEyes = true
+	default:
+		cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s=%q is not 1, true, 0 or false", EnvFourEyes, v))
 	}
 	if (c.WakeTargetARN == "") != (c.SchedulerRoleARN == "") {
 		cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s and %s are set together or not at all", EnvWakeTargetARN, EnvSchedulerRoleARN))

@@ -87,6 +87,9 @@ func TestConfigFromEnvRefusesUnusableConfiguration(t *testing.T) {
 			EnvContinueMargin: "-5s"}, nil, EnvContinueMargin},
 		{"a wake target needs the scheduler role", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
 			EnvWakeTargetARN: "arn:aws:lambda:eu-west-1:1:function:wake"}, nil, EnvSchedulerRoleARN},
+		{"an IAM role holder must be a principal ARN", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
+			EnvIAMDeciders: "arn:aws:iam::1:role/ok, approvers"}, nil, EnvIAMDeciders},
+		{"four-eyes is a boolean", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m", EnvFourEyes: "yes please"}, nil, EnvFourEyes},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,5 +110,25 @@ func TestConfigFromEnvRefusesUnusableConfiguration(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Issue 17: the access settings: JWT scope prefix, IAM role holders (normalised), four-eyes.
+func TestConfigFromEnvAccess(t *testing.T) {
+	c, err := ConfigFromEnv(env(map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m"}))
+	if err != nil || c.Access.ScopePrefix != "" || c.Access.FourEyes || c.Access.IAMAdmins != nil || c.Access.IAMDeciders != nil {
+		t.Fatalf("defaults: %+v, %v", c.Access, err)
+	}
+	c, err = ConfigFromEnv(env(map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
+		EnvJWTScopePrefix: "https://api.example.com/", EnvFourEyes: "TRUE",
+		EnvIAMAdmins:   "arn:aws:iam::123456789012:role/platform/ops",
+		EnvIAMDeciders: "arn:aws:iam::123456789012:role/approvers, arn:aws:iam::123456789012:user/bob"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.Access; a.ScopePrefix != "https://api.example.com/" || !a.FourEyes ||
+		!reflect.DeepEqual(a.IAMAdmins, []string{"arn:aws:iam::123456789012:role/ops"}) ||
+		!reflect.DeepEqual(a.IAMDeciders, []string{"arn:aws:iam::123456789012:role/approvers", "arn:aws:iam::123456789012:user/bob"}) {
+		t.Errorf("access = %+v", a)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/archmax-ai/archmax/core/session"
 	ddbstore "github.com/archmax-ai/archmax/core/store/dynamodb"
 	s3store "github.com/archmax-ai/archmax/core/store/s3"
+	"github.com/archmax-ai/archmax/functions/handlers/access"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 )
 
@@ -94,7 +95,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		starter = continuation.NewLambdaStarter(lc, cfg.ContinueFunction)
 	}
 	runner := continuation.NewRunner(engines, starter, continuation.Budget{ModelTimeout: bc.Timeout, Margin: cfg.ContinueMargin}, log)
-	return &Assembly{Engines: engines, Runner: runner}, nil
+	return &Assembly{Engines: engines, Runner: runner, Access: cfg.Access}, nil
 }
 
 // Assembly is what a function builds once per warm container: the engine cache and the
@@ -102,6 +103,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 type Assembly struct {
 	Engines *Engines
 	Runner  *continuation.Runner
+	// Access is the HTTP API's access policy (httpapi.WithPolicy).
+	Access access.Policy
 }
 
 // FromEnv is ConfigFromEnv then Open: the whole start-up of a function. It makes no AWS

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
@@ -35,15 +36,16 @@ type Handler struct {
 }
 
 // New returns a Handler whose engine calls run under run (a turn that outlives the
-// invocation continues in another; nil runs each to its end); log may be nil (discarded).
-func New(engines Engines, run *continuation.Runner, log *slog.Logger) *Handler {
+// invocation continues in another; nil runs each to its end); log may be nil (discarded);
+// opts configure its HTTP handler (the access policy).
+func New(engines Engines, run *continuation.Runner, log *slog.Logger, opts ...httpapi.Option) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if run == nil {
 		run = continuation.NewRunner(engines, nil, continuation.Budget{}, log)
 	}
-	return &Handler{http: httpapi.New(engines, run, log), run: run, engines: engines, log: log}
+	return &Handler{http: httpapi.New(engines, run, log, opts...), run: run, engines: engines, log: log}
 }
 
 // Detail is the detail of an EventBridge delivery event.
@@ -84,6 +86,8 @@ func (h *Handler) event(ctx context.Context, ev events.EventBridgeEvent) (Result
 	if trigger == "" {
 		trigger = ev.DetailType
 	}
+	// the event's source delivers (the bus's resource policy decides who may send it)
+	ctx = session.WithCaller(ctx, identity.EventSource(ev.Source, ev.AccountID))
 	out, err := h.run.Run(ctx, continuation.Options{}, func(ctx context.Context) (*session.Outcome, error) {
 		return eng.Deliver(ctx, id, session.Delivery{Trigger: trigger, Variables: d.Variables, Message: d.Message, ParkID: d.ParkID, ID: ev.ID})
 	})

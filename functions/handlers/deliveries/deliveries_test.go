@@ -79,7 +79,9 @@ func TestHTTPDeliveryThroughTheSameFunction(t *testing.T) {
 	h, _ := newHandler(t)
 	req := events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: "POST /v1/sessions/{sessionId}/deliveries", RawPath: "/v1/sessions/nobody/deliveries",
 		PathParameters: map[string]string{"sessionId": "nobody"}, Body: `{"trigger":"courier"}`,
-		RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"}}}
+		RequestContext: events.APIGatewayV2HTTPRequestContext{Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{IAM: &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{
+			UserARN: "arn:aws:sts::123456789012:assumed-role/client/s"}},
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"}}}
 	raw, _ := json.Marshal(req)
 	got, err := h.Handle(context.Background(), raw)
 	resp, ok := got.(events.APIGatewayV2HTTPResponse)

@@ -198,7 +198,7 @@ func continuingTurnFunction(t *testing.T, s *stack, timeout time.Duration) (*lam
 	s.env[assembly.EnvModelTimeout] = "200ms"
 	s.env[assembly.EnvContinueMargin] = "100ms"
 	fake, a := lambdaAssembly(t, s, turnFunction, timeout)
-	fn := starts.New(a.Engines, a.Runner, nil, nil)
+	fn := starts.New(a.Engines, a.Runner, nil, nil, httpapi.WithPolicy(a.Access))
 	fake.Register(turnFunction, func(ctx context.Context, payload []byte) ([]byte, error) {
 		out, err := fn.Handle(ctx, payload)
 		if err != nil {
@@ -214,7 +214,7 @@ func continuingTurnFunction(t *testing.T, s *stack, timeout time.Duration) (*lam
 func continuingDecideFunction(t *testing.T, s *stack) (*lambdafake.Fake, *httpapi.Handler) {
 	t.Helper()
 	fake, a := lambdaAssembly(t, s, "archmax-decide", 10*time.Second)
-	decide := httpapi.New(a.Engines, a.Runner, nil)
+	decide := httpapi.New(a.Engines, a.Runner, nil, httpapi.WithPolicy(a.Access))
 	fake.Register("archmax-decide", func(ctx context.Context, payload []byte) ([]byte, error) {
 		out, err := decide.HandleOrEvent(ctx, payload, "decide", nil)
 		if err != nil {

@@ -62,7 +62,7 @@ func (s *stack) readLambda(t *testing.T) func(events.APIGatewayV2HTTPRequest) an
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := httpapi.New(a.Engines, nil, nil)
+	h := httpapi.New(a.Engines, nil, nil, httpapi.WithPolicy(a.Access))
 	return func(req events.APIGatewayV2HTTPRequest) answer {
 		resp, err := h.HandleRead(context.Background(), req)
 		if err != nil {
@@ -76,7 +76,7 @@ func (s *stack) readLambda(t *testing.T) func(events.APIGatewayV2HTTPRequest) an
 func getReq(routeKey, path string, params, query map[string]string) events.APIGatewayV2HTTPRequest {
 	return events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RouteKey: routeKey, RawPath: path, PathParameters: params, QueryStringParameters: query,
-		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "e2e", RouteKey: routeKey,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "e2e", RouteKey: routeKey, Authorizer: iamAuthorizer(),
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodGet, Path: path}},
 	}
 }

@@ -108,4 +108,12 @@ func TestEventBridgeRedeliveryHasOneEffect(t *testing.T) {
 	if sum := s.summary(t, id); sum.Status != "awaiting_input" || sum.Variables["trigger"].Value != "courier" {
 		t.Errorf("summary = %+v", sum)
 	}
+	// Issue 17: the HTTP caller started (and owns) it; the event's source delivered
+	sum := s.summary(t, id)
+	if sum.Owner == nil || sum.Owner.Key() != "iam:"+clientRole || sum.TurnBy == nil || sum.TurnBy.Key() != "event:123456789012#parcels.scans" {
+		t.Errorf("owner %+v, turnBy %+v", sum.Owner, sum.TurnBy)
+	}
+	if got := s.callers(t, id); got != "trigger:iam:"+clientRole+" trigger:event:123456789012#parcels.scans" {
+		t.Errorf("trail callers = %s", got)
+	}
 }

@@ -101,6 +101,7 @@ func newStack(t *testing.T, modelScript string) *stack {
 		assembly.EnvWakeTargetARN:     wakeTargetARN,
 		assembly.EnvSchedulerRoleARN:  schedulerRole,
 		assembly.EnvSchedulerGroup:    schedulerGroup,
+		assembly.EnvIAMDeciders:       clientRole, // the one caller of these tests decides its own parks too
 		"AWS_ACCESS_KEY_ID":           "local",
 		"AWS_SECRET_ACCESS_KEY":       "local",
 		"AWS_REGION":                  "us-east-1",
@@ -139,9 +140,9 @@ func (s *stack) boot(t *testing.T) *lambdas {
 	}
 	turn, decide, deliver, wake := start(), start(), start(), start()
 	return &lambdas{
-		turn:    httpapi.New(turn.Engines, turn.Runner, nil),
-		decide:  httpapi.New(decide.Engines, decide.Runner, nil),
-		deliver: deliveries.New(deliver.Engines, deliver.Runner, nil),
+		turn:    httpapi.New(turn.Engines, turn.Runner, nil, httpapi.WithPolicy(turn.Access)),
+		decide:  httpapi.New(decide.Engines, decide.Runner, nil, httpapi.WithPolicy(decide.Access)),
+		deliver: deliveries.New(deliver.Engines, deliver.Runner, nil, httpapi.WithPolicy(deliver.Access)),
 		wake:    wakes.New(wake.Engines, wake.Runner, nil, nil),
 	}
 }
@@ -249,12 +250,25 @@ func (l *lambdas) wakeWith(input string) (wakes.Result, error) {
 	return res, err
 }
 
+// clientRole is the IAM role every request of these tests is signed with (clientARN, a
+// session of it), listed as a decider in the functions' environment.
+const (
+	clientRole = "arn:aws:iam::123456789012:role/e2e-client"
+	clientARN  = "arn:aws:sts::123456789012:assumed-role/e2e-client/e2e"
+)
+
+// iamAuthorizer is the authorizer context API Gateway's IAM authorization gives clientARN.
+func iamAuthorizer() *events.APIGatewayV2HTTPRequestContextAuthorizerDescription {
+	return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+		IAM: &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{UserARN: clientARN, AccountID: "123456789012"}}
+}
+
 // request builds an API Gateway HTTP API (payload 2.0) event for one of our routes.
 func request(routeKey, path string, params map[string]string, body string) events.APIGatewayV2HTTPRequest {
 	return events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RouteKey: routeKey, RawPath: path, PathParameters: params, Body: body,
 		Headers: map[string]string{"content-type": "application/json"},
-		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "e2e", RouteKey: routeKey,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "e2e", RouteKey: routeKey, Authorizer: iamAuthorizer(),
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodPost, Path: path}},
 	}
 }
@@ -328,6 +342,20 @@ func (s *stack) trail(t *testing.T, id string) string {
 	parts := make([]string, len(steps))
 	for i, st := range steps {
 		parts[i] = string(st.Kind) + ":" + st.To
+	}
+	return strings.Join(parts, " ")
+}
+
+// callers renders who opened each trail step ("-" for the loop's own steps).
+func (s *stack) callers(t *testing.T, id string) string {
+	t.Helper()
+	var parts []string
+	for _, st := range s.trailSteps(t, id) {
+		by := "-"
+		if st.By != nil {
+			by = st.By.Key()
+		}
+		parts = append(parts, string(st.Kind)+":"+by)
 	}
 	return strings.Join(parts, " ")
 }

@@ -97,6 +97,9 @@ func TestTimedParkIsScheduledAndWoken(t *testing.T) {
 	if sum.Status != "completed" || sum.Pending != nil || s.head(t, id).ParkDue != "" {
 		t.Errorf("after the wake: %+v", sum)
 	}
+	if got := s.callers(t, id); got != "trigger:iam:"+clientRole+" trigger:system:wake" || sum.TurnBy == nil || sum.TurnBy.Key() != "system:wake" {
+		t.Errorf("callers = %s, turnBy %+v: the wake function's timer delivery is the system's", got, sum.TurnBy)
+	}
 	msgs := s.messages(t, id, 0, 100)
 	if m := msgs[len(msgs)-1]; m.Role != transcript.RoleAssistant || m.Text != "Time's up — here is your reminder." {
 		t.Errorf("last message = %+v", m)

@@ -8,6 +8,7 @@ import (
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/functions/handlers/access"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 )
 
@@ -57,7 +58,10 @@ func invalidRequest(format string, args ...any) error {
 //	400 InvalidRequestError, InvalidTriggerInputError, InvalidTurnFileError,
 //	    SessionStoreIdError, EmptyMessageError, InvalidVariableNameError, InvalidTitleError
 //	    MissingDeliveryTriggerError
-//	404 NotFound (route), UnknownWorkflowError, SessionNotFoundError
+//	403 AccessDeniedError (no caller identity; or details.sessionId, action: an action on a
+//	    visible session the caller may not take), FourEyesError (the decider started it)
+//	404 NotFound (route), UnknownWorkflowError, SessionNotFoundError (also a session the
+//	    caller may not see)
 //	405 MethodNotAllowed (a route of ours with another method; header Allow names its method)
 //	409 WorkflowMismatchError, SessionNotResumableError, SessionNotParkedError,
 //	    SessionNotAwaitingInputError, ParkNotLiveError (details.liveParkId),
@@ -101,6 +105,7 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		badTarget  *session.InvalidDecisionTargetError
 		duplicate  *session.DuplicateDeliveryError
 		contErr    *continuation.ContinuationStartError
+		denied     *access.DeniedError
 	)
 	switch {
 	case errors.As(err, &reqErr):
@@ -130,6 +135,12 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		return http.StatusBadRequest, errBody(titleErr.Name(), titleErr.Error(), nil), false
 	case errors.As(err, &noTrigger):
 		return http.StatusBadRequest, errBody(noTrigger.Name(), noTrigger.Error(), map[string]any{"sessionId": noTrigger.SessionID}), false
+	case errors.As(err, &denied):
+		d := map[string]any{}
+		if denied.SessionID != "" {
+			d["sessionId"], d["action"] = denied.SessionID, string(denied.Action)
+		}
+		return http.StatusForbidden, errBody(denied.Name(), denied.Error(), d), false
 	case errors.As(err, &noSession):
 		return http.StatusNotFound, errBody(noSession.Name(), noSession.Error(), map[string]any{"sessionId": noSession.SessionID}), false
 	case errors.As(err, &childErr):

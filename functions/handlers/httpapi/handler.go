@@ -24,8 +24,15 @@
 // turn the 202 named.
 //
 // Every refusal of the request itself comes before any of the session it names: route
-// (404, 405 with Allow), body (400, 413), then the session (400 id, 404, 409), then the
-// engine's (422).
+// (404, 405 with Allow), the caller's identity (403), body (400, 413), then the session
+// (400 id; 404 — also for a session the caller may not see —; 403 for an action on it the
+// caller may not take; 409), then the engine's (422).
+//
+// Who may do what is functions/handlers/access: every request is identified from its
+// authorizer context (or is `archmax serve`'s one local principal), checked against the
+// session's owner and status before the engine runs, and checked again by the engine under
+// the session's lease (session.WithGuard); the engine records the caller
+// (session.WithCaller). Idempotency-Keys are scoped to the caller.
 package httpapi
 
 import (
@@ -44,6 +51,7 @@ import (
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/functions/handlers/access"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 )
 
@@ -64,19 +72,45 @@ type Handler struct {
 	engines Engines
 	run     *continuation.Runner
 	log     *slog.Logger
+	policy  access.Policy
+	local   *access.Caller // every request's caller (archmax serve), instead of the request's authorizer
 }
+
+// Option configures a Handler.
+type Option func(*Handler)
+
+// WithPolicy sets the access settings (default: the zero access.Policy — JWT scopes with
+// the default prefix, no IAM principal holding a role, four-eyes off).
+func WithPolicy(p access.Policy) Option { return func(h *Handler) { h.policy = p } }
+
+// WithLocalCaller makes c the caller of every request, whatever its authorizer context
+// says: `archmax serve`'s one local principal. Never for a deployed API.
+func WithLocalCaller(c access.Caller) Option { return func(h *Handler) { h.local = &c } }
 
 // New returns a Handler whose mutating requests run under run (nil: a Runner without a
 // Starter, which answers every request when its work has settled); log receives one record
 // per failed request (nil discards).
-func New(engines Engines, run *continuation.Runner, log *slog.Logger) *Handler {
+func New(engines Engines, run *continuation.Runner, log *slog.Logger, opts ...Option) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if run == nil {
 		run = continuation.NewRunner(engines, nil, continuation.Budget{}, log)
 	}
-	return &Handler{engines: engines, run: run, log: log}
+	h := &Handler{engines: engines, run: run, log: log}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
+}
+
+// identify is the caller of req: the local caller, else the request's authorizer's
+// (*access.DeniedError when it names nobody).
+func (h *Handler) identify(req events.APIGatewayV2HTTPRequest) (access.Caller, error) {
+	if h.local != nil {
+		return *h.local, nil
+	}
+	return h.policy.Identify(req)
 }
 
 // Time limits of a synchronous answer (DESIGN.md §4): API Gateway ends an HTTP API
@@ -110,18 +144,26 @@ func workContext(ctx context.Context) (context.Context, context.CancelFunc) {
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	if t, ok := readRoute(req); ok {
 		return h.answer(ctx, req, func(ctx context.Context) (any, error) {
+			caller, err := h.identify(req)
+			if err != nil {
+				return nil, err
+			}
 			work, cancel := workContext(ctx)
 			defer cancel()
-			return h.read(work, req, t)
+			return h.read(work, req, t, caller)
 		}), nil
 	}
 	t, err := route(req)
 	if err != nil { // no route, or another method: nothing to run or remember
 		return h.failure(ctx, req, err), nil
 	}
-	serve := func(ctx context.Context) (any, error) { return h.serve(ctx, req, t) }
+	caller, err := h.identify(req)
+	if err != nil { // nobody to run it for, nor to remember it for
+		return h.failure(ctx, req, err), nil
+	}
+	serve := func(ctx context.Context) (any, error) { return h.serve(ctx, req, t, caller) }
 	if key := idempotencyKey(req); key != "" {
-		return h.idempotent(ctx, req, key, serve), nil
+		return h.idempotent(ctx, req, key, caller, serve), nil
 	}
 	return h.answer(ctx, req, serve), nil
 }
@@ -195,34 +237,41 @@ func preferWait(prefer string) time.Duration {
 	return 0
 }
 
-// serve runs a request routed to t; every check that can refuse it runs before anything is
-// written (spec 02 §1.3): body, variable names, workflow, session id, message, and for a
-// start the trigger's requires signature (DESIGN.md §1: 422 before any write).
-func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest, t target) (*session.OutcomeSummary, error) {
+// serve runs a request routed to t for caller; every check that can refuse it runs before
+// anything is written (spec 02 §1.3): body, variable names, workflow, session id, the
+// caller's access to the session, message, and for a start the trigger's requires
+// signature (DESIGN.md §1: 422 before any write). The engine call runs as the caller
+// (session.WithCaller) under the same access check on the leased session
+// (session.WithGuard), so two callers racing to start one new id, or a decision after the
+// session moved on, cannot pass a check made before the lease.
+func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest, t target, caller access.Caller) (*session.OutcomeSummary, error) {
 	var err error
 	// every check that can refuse the request runs here, before the call is run
 	var call func(context.Context) (*session.Outcome, error)
+	act := access.Send
 	switch t.act {
 	case actStart, actTurn:
-		call, err = h.turn(ctx, req, t)
+		call, err = h.turn(ctx, req, t, caller)
 	case actDecision:
+		act = access.Decide
 		var d session.Decision
 		if d, err = decodeDecision(req); err == nil {
 			var eng *session.Engine
-			if eng, _, err = session.EngineOf(ctx, h.engines, t.sessionID); err == nil {
+			if eng, err = h.engineFor(ctx, caller, act, t.sessionID); err == nil {
 				call = func(ctx context.Context) (*session.Outcome, error) { return eng.Decide(ctx, t.sessionID, d) }
 			}
 		}
 	case actDelivery:
+		act = access.Deliver
 		var d session.Delivery
 		if d, err = decodeDelivery(req, t.sessionID); err == nil {
 			// the body is refused (400) before the session is read (404, 409), as a decision's is
 			err = session.CheckDelivery(t.sessionID, d)
 		}
 		if err == nil {
-			d.ID = idempotencyKey(req)
+			d.ID = deliveryID(caller, idempotencyKey(req))
 			var eng *session.Engine
-			if eng, _, err = session.EngineOf(ctx, h.engines, t.sessionID); err == nil {
+			if eng, err = h.engineFor(ctx, caller, act, t.sessionID); err == nil {
 				call = func(ctx context.Context) (*session.Outcome, error) { return eng.Deliver(ctx, t.sessionID, d) }
 			}
 		}
@@ -230,6 +279,7 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 	if err != nil {
 		return nil, err
 	}
+	ctx = session.WithGuard(session.WithCaller(ctx, caller.Principal), h.policy.Guard(caller, act))
 	out, err := h.run.Run(ctx, runOptions(req), call)
 	if err != nil {
 		return nil, err
@@ -238,8 +288,21 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 	return &s, nil
 }
 
+// engineFor checks that caller may take act on session id (404 when it may not see it, 403
+// when it may not do this) and returns the engine of the session's workflow.
+func (h *Handler) engineFor(ctx context.Context, caller access.Caller, act access.Action, id string) (*session.Engine, error) {
+	a, err := h.engines.Sessions().Access(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.policy.Check(caller, act, a); err != nil {
+		return nil, err
+	}
+	return h.engines.Engine(ctx, a.Workflow)
+}
+
 // turn checks a start or a turn and returns its Engine.Send call.
-func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, t target) (func(context.Context) (*session.Outcome, error), error) {
+func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, t target, caller access.Caller) (func(context.Context) (*session.Outcome, error), error) {
 	in, err := decodeTurn(req)
 	if err != nil {
 		return nil, err
@@ -257,17 +320,16 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	if err != nil {
 		return nil, err
 	}
-	start := t.act == actStart
-	if !start {
-		// a turn on a session that never ran is a start too: the same checks before any write
-		_, err := h.engines.SessionWorkflow(ctx, id)
-		var nf *session.SessionNotFoundError
-		if errors.As(err, &nf) {
-			start = true
-		} else if err != nil {
-			return nil, err
-		}
+	// a turn on a session that never ran is a start too: the same checks before any write;
+	// a start whose id resolves to a session that exists is a message to it (the owner's)
+	a, err := h.engines.Sessions().Access(ctx, id)
+	if err != nil {
+		return nil, err
 	}
+	if err := h.policy.Check(caller, access.Send, a); err != nil {
+		return nil, err
+	}
+	start := t.act == actStart || !a.Exists
 	if start {
 		if strings.TrimSpace(in.Message) == "" {
 			return nil, &session.EmptyMessageError{SessionID: id}

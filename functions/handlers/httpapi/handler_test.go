@@ -18,6 +18,7 @@ import (
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/memory"
+	"github.com/archmax-ai/archmax/functions/handlers/access"
 )
 
 // greeter: one terminal agent state; `order` names its session by order_id and requires a
@@ -97,17 +98,31 @@ func newFixture(t *testing.T) (*Handler, *engines) {
 		}
 	}
 	e := &engines{authored: authored, log: memory.New(), model: &fakeModel{}}
-	return New(e, nil, nil), e
+	return New(e, nil, nil, WithPolicy(testPolicy)), e
+}
+
+// testUserARN is who every test request is signed as (IAM authorization): a session of the
+// role "tester", which testPolicy makes a decider.
+const testUserARN = "arn:aws:sts::123456789012:assumed-role/tester/test-session"
+
+// testPolicy: the tester role may decide (its own sessions too: four-eyes is off).
+var testPolicy = access.Policy{IAMDeciders: []string{"arn:aws:iam::123456789012:role/tester"}}
+
+// signedAs is req as IAM authorization delivers it for the caller userARN.
+func signedAs(req events.APIGatewayV2HTTPRequest, userARN string) events.APIGatewayV2HTTPRequest {
+	req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+		IAM: &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{UserARN: userARN, AccountID: "123456789012"}}
+	return req
 }
 
 // request builds an API Gateway event for a route key (RouteStart, RouteTurn) or, with
-// routeKey "$default", for method and path only.
+// routeKey "$default", for method and path only, signed as testUserARN.
 func request(routeKey, method, path, body string) events.APIGatewayV2HTTPRequest {
-	req := events.APIGatewayV2HTTPRequest{
+	req := signedAs(events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RouteKey: routeKey, RawPath: path, Body: body,
 		Headers:        map[string]string{"content-type": "application/json"},
 		RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "req-1", HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path}},
-	}
+	}, testUserARN)
 	seg := strings.Split(strings.Trim(path, "/"), "/")
 	switch routeKey {
 	case RouteStart:
@@ -379,4 +394,14 @@ func BenchmarkHandleTurn(b *testing.B) {
 			b.Fatalf("%d %v: %s", resp.StatusCode, err, resp.Body)
 		}
 	}
+}
+
+// testCaller is the caller testPolicy identifies in req.
+func testCaller(t *testing.T, req events.APIGatewayV2HTTPRequest) access.Caller {
+	t.Helper()
+	c, err := testPolicy.Identify(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

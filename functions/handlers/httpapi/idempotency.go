@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/functions/handlers/access"
 )
 
 // IdempotencyTTL is how long the answer to an Idempotency-Key is kept: 24 hours.
@@ -48,8 +49,10 @@ type idemRecord struct {
 }
 
 // idempotent serves a mutating request that carries an Idempotency-Key (DESIGN.md §1: a
-// repeat with the same key returns the first answer). The key is scoped to the method and
-// path and claimed atomically in the store before the work runs:
+// repeat with the same key returns the first answer). The key is scoped to its caller (the
+// same key from another principal is another key: it neither replays nor blocks this
+// caller's answer), the method and the path, and claimed atomically in the store before the
+// work runs:
 //
 //   - first use: the request runs and its answer is recorded for IdempotencyTTL and replayed
 //     to every repeat with header Idempotent-Replayed: true — failures included, because a
@@ -62,12 +65,12 @@ type idemRecord struct {
 //     became an accepted record at that commit), so nothing runs twice;
 //   - the key with another body: 422 IdempotencyKeyReusedError; a key over
 //     MaxIdempotencyKey bytes or not printable ASCII: 400 InvalidRequestError.
-func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPRequest, key string, serve func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
+func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPRequest, key string, caller access.Caller, serve func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
 	if len(key) > MaxIdempotencyKey || strings.IndexFunc(key, func(r rune) bool { return r < 0x20 || r > 0x7e }) >= 0 {
 		return h.failure(ctx, req, invalidRequest("Idempotency-Key must be 1 to %d printable ASCII characters.", MaxIdempotencyKey))
 	}
 	log := h.engines.Log()
-	storeKey, fp := idemKey(req, key)
+	storeKey, fp := idemKey(req, key, caller)
 	keep := context.WithoutCancel(ctx) // the record must land even if the caller left
 	claim, _ := json.Marshal(idemRecord{State: idemPending, Fingerprint: fp})
 	old, found, err := log.RememberIdempotent(keep, storeKey, claim, ClaimTTL)
@@ -129,14 +132,25 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 	return resp
 }
 
-// idemKey is the store key of an Idempotency-Key (scoped to method and path, hashed so any
-// path fits the store's key limits) and the fingerprint of the request (SHA-256 of method,
-// path and body).
-func idemKey(req events.APIGatewayV2HTTPRequest, key string) (storeKey, fingerprint string) {
+// idemKey is the store key of an Idempotency-Key (scoped to the caller, method and path,
+// hashed so any principal and path fit the store's key limits) and the fingerprint of the
+// request (SHA-256 of method, path and body).
+func idemKey(req events.APIGatewayV2HTTPRequest, key string, caller access.Caller) (storeKey, fingerprint string) {
 	method := req.RequestContext.HTTP.Method
-	scope := sha256.Sum256([]byte(method + "\n" + req.RawPath + "\n" + key))
+	scope := sha256.Sum256([]byte(caller.Principal.Key() + "\n" + method + "\n" + req.RawPath + "\n" + key))
 	sum := sha256.Sum256([]byte(method + "\n" + req.RawPath + "\n" + req.Body))
 	return "http " + hex.EncodeToString(scope[:]), hex.EncodeToString(sum[:])
+}
+
+// deliveryID is the engine's delivery id of an HTTP delivery's Idempotency-Key ("" for
+// none): scoped to the caller, so another caller's key never refuses this one's delivery
+// as a duplicate.
+func deliveryID(caller access.Caller, key string) string {
+	if key == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(caller.Principal.Key() + "\n" + key))
+	return "http:" + hex.EncodeToString(sum[:16])
 }
 
 // busy reports a 409 SessionNotResumableError: the session was held by another call, so

@@ -45,7 +45,7 @@ func TestIdempotencyKey(t *testing.T) {
 
 	// a request still running: the repeat is told to come back
 	req := withKey(start("greeter", `{"message":"slow"}`), "k-3")
-	storeKey, fp := idemKey(req, "k-3")
+	storeKey, fp := idemKey(req, "k-3", testCaller(t, req))
 	claim, _ := json.Marshal(idemRecord{State: idemPending, Fingerprint: fp})
 	if _, _, err := e.log.RememberIdempotent(ctx, storeKey, claim, IdempotencyTTL); err != nil {
 		t.Fatal(err)

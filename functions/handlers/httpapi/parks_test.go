@@ -96,7 +96,7 @@ func newParkFixture(t *testing.T) (*Handler, *queueModel) {
 		t.Fatal(err)
 	}
 	qm := &queueModel{}
-	return New(&parkEngines{engines: engines{authored: authored, log: memory.New()}, qm: qm}, nil, nil), qm
+	return New(&parkEngines{engines: engines{authored: authored, log: memory.New()}, qm: qm}, nil, nil, WithPolicy(testPolicy)), qm
 }
 
 func decision(id, body string) events.APIGatewayV2HTTPRequest {

@@ -13,6 +13,7 @@ import (
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/transcript"
+	"github.com/archmax-ai/archmax/functions/handlers/access"
 )
 
 // The read routes (DESIGN.md §1, served by functions/sessions), as API Gateway route keys.
@@ -85,10 +86,13 @@ func readRoute(req events.APIGatewayV2HTTPRequest) (readTarget, bool) {
 	return readTarget{}, false
 }
 
-// read serves a read route from the session store; it writes nothing. Errors:
-// *spec.SessionStoreIdError (400), *session.SessionNotFoundError (404), invalid query
-// parameters (400 InvalidRequestError).
-func (h *Handler) read(ctx context.Context, req events.APIGatewayV2HTTPRequest, t readTarget) (any, error) {
+// read serves a read route from the session store for caller; it writes nothing. A listing
+// holds only what the caller may see, through an index (access.ListOwner: an admin's
+// listing is every session's; a decider asking for status=awaiting_decision gets the
+// decision queue; anyone else their own sessions); a session the caller may not see is 404,
+// as a missing one. Errors: *spec.SessionStoreIdError (400), *session.SessionNotFoundError
+// (404), invalid query parameters (400 InvalidRequestError).
+func (h *Handler) read(ctx context.Context, req events.APIGatewayV2HTTPRequest, t readTarget, caller access.Caller) (any, error) {
 	q := req.QueryStringParameters
 	sessions := h.engines.Sessions()
 	limit, err := queryInt(q, "limit", 0, 1, MaxPageLimit)
@@ -112,17 +116,37 @@ func (h *Handler) read(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 		default:
 			return nil, invalidRequest("'status' must be one of running, completed, failed, rejected, awaiting_decision, awaiting_input.")
 		}
-		list, next, err := sessions.List(ctx, session.ListOptions{Workflow: q["workflow"], Status: session.Status(q["status"]),
-			Limit: limit, Cursor: q["cursor"], IncludeChildren: children})
+		status := session.Status(q["status"])
+		list, next, err := sessions.List(ctx, session.ListOptions{Workflow: q["workflow"], Status: status,
+			Limit: limit, Cursor: q["cursor"], IncludeChildren: children, Owner: access.ListOwner(caller, status)})
 		if err != nil {
 			return nil, err
 		}
 		return SessionPage{Sessions: nonNil(list), NextCursor: next}, nil
 	case "session":
-		return sessions.Get(ctx, t.sessionID)
+		sum, err := sessions.Get(ctx, t.sessionID)
+		if err != nil {
+			return nil, err
+		}
+		// the summary's owner is the head's (both written at the session's first commit)
+		a := session.SessionAccess{SessionID: sum.SessionID, Exists: true, Workflow: sum.Workflow, Status: sum.Status}
+		if sum.Owner != nil {
+			a.Owner = sum.Owner.Key()
+		}
+		if err := h.policy.Check(caller, access.Read, a); err != nil {
+			return nil, err
+		}
+		return sum, nil
 	}
 	after, err := queryAfter(q)
 	if err != nil {
+		return nil, err
+	}
+	a, err := sessions.Access(ctx, t.sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.policy.Check(caller, access.Read, a); err != nil {
 		return nil, err
 	}
 	if t.view == "messages" {

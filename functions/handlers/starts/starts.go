@@ -22,6 +22,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
@@ -68,15 +69,16 @@ type Handler struct {
 }
 
 // New returns a Handler whose engine calls run under run (a turn that outlives the
-// invocation continues in another; nil runs each to its end); log may be nil (discarded).
-func New(engines httpapi.Engines, run *continuation.Runner, routes []Route, log *slog.Logger) *Handler {
+// invocation continues in another; nil runs each to its end); log may be nil (discarded);
+// opts configure its HTTP handler (the access policy).
+func New(engines httpapi.Engines, run *continuation.Runner, routes []Route, log *slog.Logger, opts ...httpapi.Option) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if run == nil {
 		run = continuation.NewRunner(engines, nil, continuation.Budget{}, log)
 	}
-	return &Handler{http: httpapi.New(engines, run, log), run: run, engines: engines, routes: routes, log: log}
+	return &Handler{http: httpapi.New(engines, run, log, opts...), run: run, engines: engines, routes: routes, log: log}
 }
 
 // Result answers an EventBridge event (httpapi.EventResult); EventError is an event no
@@ -164,6 +166,8 @@ func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result
 			h.log.WarnContext(ctx, "event claim not recorded at the start's first commit", "eventId", ev.ID, "error", err.Error())
 		}
 	}
+	// the event's source starts and owns the session (the bus's resource policy decides who may send it)
+	ctx = session.WithCaller(ctx, identity.EventSource(ev.Source, ev.AccountID))
 	res, err := h.open(session.WithTurnOpened(ctx, opened), route.Workflow, trigger, vars, message)
 	final, ttl := claim{State: "done", SessionID: res.SessionID}, httpapi.IdempotencyTTL
 	var busy *session.SessionNotResumableError

@@ -109,7 +109,9 @@ func TestHTTPThroughTheSameFunction(t *testing.T) {
 	h, _ := newHandler(t, nil)
 	req := events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: "POST /v1/workflows/{workflow}/sessions", RawPath: "/v1/workflows/nope/sessions",
 		PathParameters: map[string]string{"workflow": "nope"}, Body: `{"message":"hi"}`, Headers: map[string]string{},
-		RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"}}}
+		RequestContext: events.APIGatewayV2HTTPRequestContext{Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{IAM: &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{
+			UserARN: "arn:aws:sts::123456789012:assumed-role/client/s"}},
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"}}}
 	raw, _ := json.Marshal(req)
 	got, err := h.Handle(context.Background(), raw)
 	if resp, ok := got.(events.APIGatewayV2HTTPResponse); err != nil || !ok || resp.StatusCode != 404 {

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/scheduler/eventbridge"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
@@ -86,6 +87,7 @@ type event struct {
 // Handle serves one event. Errors: *EventError for an unrecognised event; the engine's
 // errors for a wake that should be retried.
 func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) {
+	ctx = session.WithCaller(ctx, identity.Wake) // a timer's delivery is the system's
 	if ref, ok, err := continuation.Parse(raw); ok {
 		if err != nil {
 			return nil, err
@@ -110,6 +112,7 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 // session runs its first step here and goes on in its own continuation, so one long turn
 // does not hold up the rest. A partial failure is logged and left to the next sweep.
 func (h *Handler) Sweep(ctx context.Context) Result {
+	ctx = session.WithCaller(ctx, identity.Wake)
 	res, err := h.engines.Sweep(ctx, h.clock(), SweepLimit, func(ctx context.Context, call func(context.Context) (*session.Outcome, error)) (*session.Outcome, error) {
 		return h.run.Run(ctx, continuation.Options{YieldBy: time.Now()}, call)
 	})
@@ -126,6 +129,7 @@ func (h *Handler) Sweep(ctx context.Context) Result {
 // callers that hold the pair already (`archmax serve`'s timers). A session that no longer
 // exists is a skip; a busy session or a store error is returned for a retry.
 func (h *Handler) Wake(ctx context.Context, sessionID, parkID string) (Result, error) {
+	ctx = session.WithCaller(ctx, identity.Wake)
 	res := Result{Action: "wake", SessionID: sessionID, ParkID: parkID}
 	if parkID == "" {
 		return res, &EventError{Reason: "a scheduled wake names its parkId"}

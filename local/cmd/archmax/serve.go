@@ -7,14 +7,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/scheduler/local"
 	"github.com/archmax-ai/archmax/core/session"
+	authz "github.com/archmax-ai/archmax/functions/handlers/access"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 	"github.com/archmax-ai/archmax/functions/handlers/wakes"
@@ -29,6 +31,8 @@ type serveFlags struct {
 	continueMargin                                       time.Duration
 	allowHosts                                           []string
 	token                                                string
+	principal                                            string // the one local caller (Issue 17)
+	fourEyes                                             bool
 }
 
 // envServeToken is the bearer token `archmax serve` requires when --token is not given.
@@ -119,7 +123,8 @@ one is given. Prefer the environment variable: a --token value shows in the proc
 			}
 			srv, err := newServer(cmd.Context(), runner.Options{Workspace: f.workspace, StoreDir: f.store,
 				ModelScript: f.modelScript, Bedrock: f.bedrock, ModelID: f.modelID, Region: f.region},
-				continuation.Budget{ModelTimeout: f.modelTimeout, Margin: f.continueMargin}, f.invocationTimeout, log)
+				continuation.Budget{ModelTimeout: f.modelTimeout, Margin: f.continueMargin}, f.invocationTimeout, log,
+				httpapi.WithLocalCaller(localCaller(f.principal)), httpapi.WithPolicy(authz.Policy{FourEyes: f.fourEyes}))
 			if err != nil {
 				ln.Close()
 				return err
@@ -147,6 +152,8 @@ one is given. Prefer the environment variable: a --token value shows in the proc
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8080", "address to listen on (not loopback: every request needs the bearer token)")
 	fl.StringArrayVar(&f.allowHosts, "allow-host", nil, "also answer for this Host, NAME or NAME:PORT (repeatable): the name a proxy, container or other machine uses")
 	fl.StringVar(&f.token, "token", "", "require 'Authorization: Bearer TOKEN' on every request (else "+envServeToken+"; a non-loopback --addr makes one)")
+	fl.StringVar(&f.principal, "principal", identity.DefaultLocal, "the name of the one caller every request is made by (an admin: it reads and acts on every session)")
+	fl.BoolVar(&f.fourEyes, "four-eyes", false, "the decider must not be who started the session (ARCHMAX_FOUR_EYES): with one principal, its own sessions cannot be decided")
 	fl.DurationVar(&f.sweepEvery, "sweep-every", time.Minute, "how often overdue parks are swept")
 	fl.DurationVar(&f.invocationTimeout, "invocation-timeout", 15*time.Minute, "how long one continuation may run (Lambda's timeout) before it hands the turn on")
 	fl.DurationVar(&f.modelTimeout, "model-timeout", continuation.DefaultModelTimeout, "time kept free for one model call before an invocation's end (ARCHMAX_MODEL_TIMEOUT)")
@@ -167,9 +174,15 @@ type server struct {
 	log     *slog.Logger
 }
 
+// localCaller is serve's one principal, called name: an admin (Issue 17).
+func localCaller(name string) authz.Caller {
+	return authz.Caller{Principal: identity.LocalPrincipal(name), Admin: true}
+}
+
 // newServer assembles the local environment (log nil discards); continuations run in
-// process, each for at most invocation. Close releases it.
-func newServer(ctx context.Context, opts runner.Options, budget continuation.Budget, invocation time.Duration, log *slog.Logger) (*server, error) {
+// process, each for at most invocation. Every request is made by localCaller("") unless
+// httpOpts say otherwise. Close releases it.
+func newServer(ctx context.Context, opts runner.Options, budget continuation.Budget, invocation time.Duration, log *slog.Logger, httpOpts ...httpapi.Option) (*server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -192,7 +205,8 @@ func newServer(ctx context.Context, opts runner.Options, budget continuation.Bud
 	run := continuation.NewRunner(s.engines, s.async, budget, log)
 	s.async.Bind(run)
 	s.wakes = wakes.New(s.engines, run, log, nil)
-	s.http = apigw.Handler(httpapi.New(s.engines, run, log).Handle, log)
+	httpOpts = append([]httpapi.Option{httpapi.WithLocalCaller(localCaller(""))}, httpOpts...)
+	s.http = apigw.Handler(httpapi.New(s.engines, run, log, httpOpts...).Handle, log)
 	return s, nil
 }
 
