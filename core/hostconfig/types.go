@@ -1,0 +1,171 @@
+// Package hostconfig is the host configuration of a deployment: `archmax.host.yaml` at the
+// workspace root, beside AGENTS.md (DESIGN.md §10). It declares what the host adds to the
+// workflows of its workspace — tools (Lambda functions, HTTPS endpoints, MCP servers),
+// governance rules (the reference's policyRules, declaratively) and mounts — and never
+// widens what a state allows: a workflow grants a host tool by name in `tools.allow` as it
+// would any tool. The file is host material on the authoring plane: no agent, script or tool
+// reaches it. Secrets are never in the file: it names an AWS Secrets Manager secret (or,
+// locally, an environment variable).
+//
+// This package is pure (no I/O): Parse reads the file's bytes; the tool kinds are built
+// from these declarations by the assembly (functions/handlers/assembly, local/runner).
+package hostconfig
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/spec"
+)
+
+// File is the host file's path from the workspace root (and under the spec prefix in S3).
+const File = "archmax.host.yaml"
+
+// Config is a parsed host file. The zero value is a host that declares nothing.
+type Config struct {
+	// Version is the file format's version; 1 is the only one.
+	Version int
+	// Tools are the declared tools, in file order. An `mcp` declaration exposes several.
+	Tools []ToolDecl
+	// PolicyRules are the host's governance rules, run in order after the declared denials
+	// and before the per-state defaults (03 GOV-04).
+	PolicyRules []PolicyRule
+	// Mounts are the host's mounts beside the defaults (skills/, .platform/, AGENTS.md).
+	Mounts []MountDecl
+}
+
+// Tool kinds.
+const (
+	KindLambda = "lambda"
+	KindHTTP   = "http"
+	KindMCP    = "mcp"
+)
+
+// ToolDecl is one entry of `tools:`. Kind selects which of Lambda, HTTP and MCP is set.
+// For lambda and http the entry is one tool (Name, Description, Input, Paths); for mcp it is
+// one server whose Expose list names the tools it contributes (descriptions and schemas come
+// from the server's tools/list at run time).
+type ToolDecl struct {
+	Kind        string
+	Name        string          // a Bedrock tool name [a-zA-Z0-9_-]{1,64}, not reserved (lambda, http)
+	Description string          // what the model reads (lambda, http)
+	Input       json.RawMessage // a JSON Schema whose top-level type is "object" (lambda, http)
+	// Paths are the tool's declared path arguments, governed as paths (01 §7.3): each must be
+	// a property of Input.
+	Paths []spec.PathArg
+	// Timeout bounds one call (default DefaultTimeout); MaxResultChars bounds the text kept
+	// in the transcript (longer results are offloaded to large_tool_results/ like a
+	// built-in's; default DefaultMaxResultChars).
+	Timeout        time.Duration
+	MaxResultChars int
+	Lambda         *LambdaTool
+	HTTP           *HTTPTool
+	MCP            *MCPServer
+	// Line and Column locate the entry in the file (for findings).
+	Line, Column int
+}
+
+// Defaults of a tool declaration.
+const (
+	DefaultTimeout        = 30 * time.Second
+	DefaultMaxResultChars = 20_000
+	// DefaultMaxResponseBytes bounds an http tool's response body read.
+	DefaultMaxResponseBytes = 1 << 20
+)
+
+// LambdaTool invokes a function (RequestResponse) with the JSON payload
+// {tool, input, session, state, callId, idempotencyKey}; the function answers
+// {"text": "…"} (the tool result) or {"error": "…"} (an error result the model reads).
+type LambdaTool struct {
+	Function  string // a function name or ARN
+	Qualifier string // a version or alias ("" = $LATEST)
+}
+
+// HTTPTool is one request to an HTTPS endpoint. URL's scheme and host are fixed by the file;
+// its `{arg}` placeholders — whole path segments or whole query values only — are filled
+// from the call's arguments, each percent-encoded as one segment or value (no dot segments,
+// no '/', '?', '#' or '@' can be smuggled in). Arguments not used by the URL go in the JSON
+// body when Body is "json" (the default for methods with a body), and nowhere otherwise.
+type HTTPTool struct {
+	Method           string            // GET, POST, PUT, PATCH, DELETE
+	URL              string            // https://host[:port]/path/{arg}?q={arg}
+	Headers          map[string]string // fixed headers
+	Body             string            // "json" | "none"
+	Auth             *Auth
+	MaxResponseBytes int // default DefaultMaxResponseBytes
+}
+
+// MCPServer is a remote MCP server over Streamable HTTP (an AgentCore Gateway or any MCP
+// server). Expose is the declaration of the tools it contributes, so validation works
+// offline; at run time tools/list supplies their descriptions and schemas, and a listed
+// tool the server does not offer is a clear error.
+type MCPServer struct {
+	URL    string
+	Auth   *Auth
+	Prefix string // prepended to every exposed tool's name ("" = none)
+	Expose []MCPTool
+}
+
+// MCPTool is one tool an MCP server contributes: its name on the server, and the name the
+// model calls it by (Prefix + As, As defaulting to Name), which must be a valid Bedrock
+// tool name and not reserved.
+type MCPTool struct {
+	Name string
+	As   string
+	// Paths are its declared path arguments, as for a lambda or http tool.
+	Paths []spec.PathArg
+}
+
+// Auth is how a request authenticates: SigV4 for AWS endpoints, or a header whose value is
+// a secret (Secrets Manager, or an environment variable for local runs).
+type Auth struct {
+	SigV4 *SigV4
+	// Header names the header carrying the secret (e.g. "Authorization"); Prefix goes before
+	// the secret's value (e.g. "Bearer ").
+	Header string
+	Prefix string
+	// Secret is a Secrets Manager secret ARN or name (SecretKey picks one key of a JSON
+	// secret); Env names an environment variable instead (local use). Exactly one is set
+	// when Header is.
+	Secret    string
+	SecretKey string
+	Env       string
+}
+
+// SigV4 signs requests for an AWS service (e.g. "execute-api", "bedrock-agentcore") in a
+// region ("" = the function's).
+type SigV4 struct {
+	Service string
+	Region  string
+}
+
+// PolicyRule is a declarative consumer governance rule (03 GOV-04): when a call matches
+// every condition given (tool, origins, states, path or argument globs), the rule's Effect
+// decides it — "block" refuses with Reason under rule id ID, "allow" admits it without the
+// state's own grants being consulted — else the rule abstains. Rules run after the safety
+// rules and the declared denials, so they never loosen either.
+type PolicyRule struct {
+	ID      string   // a rule id for events and refusals, e.g. "host.no-weekend-refunds"
+	Effect  string   // "block" | "allow"
+	Tools   []string // tool names ("*" = any)
+	Origins []string // agent, script, code, grader (empty = all)
+	States  []string // state slugs (empty = all)
+	Paths   []string // globs over the call's governed paths (any matches)
+	Args    []spec.ArgGuard
+	Reason  string // the refusal the caller reads (block)
+	Line    int
+	Column  int
+}
+
+// MountDecl is one host mount (01 §1.6): a name in the agent's workspace served by a
+// backend — an S3 prefix on AWS, a directory locally.
+type MountDecl struct {
+	Name         string // a workspace path ("contracts", "catalogs/eu", a file "terms.md")
+	S3           string // s3://bucket/prefix/ (AWS)
+	Dir          string // a directory relative to the workspace root (local runs)
+	File         bool   // the mount is one file
+	ReadOnly     bool   // default true
+	Governed     bool   // reachable only where a state's mounts grant it
+	Unsearchable bool   // glob and grep do not descend into it (GOV-58)
+	Line, Column int
+}
