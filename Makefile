@@ -57,7 +57,8 @@ cli:
 ## (infra/package.json) — synth writes cdk.out/archmax-$(STAGE).template.json; deploy needs AWS
 ## credentials and a bootstrapped account (`cdk bootstrap`). Parameters (all optional):
 ## STAGE MODEL MODELS SPEC_PREFIX SESSION_PREFIX EVENT_ROUTES DELIVERY_SOURCES JWT_ISSUER
-## JWT_AUDIENCE LOG_RETENTION_DAYS (infra/README.md); DEPLOY_FLAGS go to `cdk deploy`.
+## JWT_AUDIENCE JWT_SCOPE_PREFIX IAM_ADMINS IAM_DECIDERS FOUR_EYES EVENT_PUTTERS LOG_RETENTION_DAYS
+## (infra/README.md); DEPLOY_FLAGS go to `cdk deploy`.
 CDK   := infra/node_modules/.bin/cdk
 JSII  := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 STAGE ?= dev
@@ -67,6 +68,9 @@ CDK_CONTEXT = -c stage=$(call q,$(STAGE)) $(if $(MODEL),-c model=$(call q,$(MODE
 	$(if $(SPEC_PREFIX),-c specPrefix=$(call q,$(SPEC_PREFIX))) $(if $(SESSION_PREFIX),-c sessionPrefix=$(call q,$(SESSION_PREFIX))) \
 	$(if $(EVENT_ROUTES),-c eventRoutes=$(call q,$(EVENT_ROUTES))) $(if $(DELIVERY_SOURCES),-c deliverySources=$(call q,$(DELIVERY_SOURCES))) \
 	$(if $(JWT_ISSUER),-c jwtIssuer=$(call q,$(JWT_ISSUER))) $(if $(JWT_AUDIENCE),-c jwtAudience=$(call q,$(JWT_AUDIENCE))) \
+	$(if $(JWT_SCOPE_PREFIX),-c jwtScopePrefix=$(call q,$(JWT_SCOPE_PREFIX))) $(if $(IAM_ADMINS),-c iamAdmins=$(call q,$(IAM_ADMINS))) \
+	$(if $(IAM_DECIDERS),-c iamDeciders=$(call q,$(IAM_DECIDERS))) $(if $(FOUR_EYES),-c fourEyes=$(call q,$(FOUR_EYES))) \
+	$(if $(EVENT_PUTTERS),-c eventPutters=$(call q,$(EVENT_PUTTERS))) \
 	$(if $(LOG_RETENTION_DAYS),-c logRetentionDays=$(call q,$(LOG_RETENTION_DAYS)))
 
 $(CDK): infra/package-lock.json

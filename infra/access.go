@@ -15,7 +15,8 @@ import (
 //   - DynamoDB (core/store/dynamodb): Acquire/Commit/Release are GetItem + BatchWriteItem +
 //     UpdateItem, reads Query the table; the HTTP Idempotency-Key records and the EventBridge
 //     start claims are PutItem (functions/handlers/httpapi, starts). The sweep queries the
-//     byParkDue index (functions/wake), the listing byUpdated (functions/sessions). No
+//     byParkDue index (functions/wake), the listings byUpdated, byOwner and byParkDue's
+//     decision queue (functions/sessions). No
 //     function deletes sessions, so none has DeleteItem.
 //   - S3 (core/store/s3): the authored tree is read (GetObject; HeadObject and the ETag
 //     cache's conditional GET need no more) and listed (skills), session files, snapshots
@@ -58,8 +59,9 @@ var AccessOf = map[string]Access{
 	FnDeliver: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true},
 	// scheduled wakes and the sweep over byParkDue, continuations; no HTTP, so no PutItem
 	FnWake: {TableActions: engineTable, Indexes: []string{IndexByParkDue}, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true},
-	// read-only: heads, items and the listing index; blobs of large values
-	FnSessions: {TableActions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Indexes: []string{IndexByUpdated}, ReadSessions: true},
+	// read-only: heads, items and the listing indexes (every session, an owner's, the decision
+	// queue in byParkDue); blobs of large values
+	FnSessions: {TableActions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Indexes: []string{IndexByUpdated, IndexByOwner, IndexByParkDue}, ReadSessions: true},
 }
 
 // SchedulerActions are the EventBridge Scheduler calls of core/scheduler/eventbridge.

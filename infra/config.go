@@ -36,6 +36,7 @@ const (
 	DefaultDeliverySource   = "archmax.delivery"
 	DefaultLogRetentionDays = 30
 	DefaultBuildDir         = "build" // relative to the top level, where cdk.json runs the app
+	DefaultJWTScopePrefix   = "archmax/"
 )
 
 // Context keys: `cdk synth -c stage=prod -c model=…` or cdk.json's "context" (`make deploy`
@@ -51,7 +52,16 @@ const (
 	CtxJWTIssuer        = "jwtIssuer"        // with CtxJWTAudience: a JWT authorizer on every route instead of IAM
 	CtxJWTAudience      = "jwtAudience"      // comma-separated
 	CtxLogRetentionDays = "logRetentionDays" // retention of the functions' log groups
-	CtxBuildDir         = "buildDir"         // where <fn>/bootstrap are (relative to the top level)
+	// Who may do what on the HTTP API (functions/handlers/access, Issue 17).
+	CtxJWTScopePrefix = "jwtScopePrefix" // ARCHMAX_JWT_SCOPE_PREFIX (JWT only): the roles' scopes are <prefix>decide and <prefix>admin
+	CtxIAMAdmins      = "iamAdmins"      // ARCHMAX_IAM_ADMINS (IAM only): comma-separated role or user ARNs that read and act on every session
+	CtxIAMDeciders    = "iamDeciders"    // ARCHMAX_IAM_DECIDERS (IAM only): … that read and decide sessions parked for a decision
+	CtxFourEyes       = "fourEyes"       // true: ARCHMAX_FOUR_EYES on the decide function (the decider must not be the starter)
+	// CtxEventPutters are the other AWS accounts (12 digits) or IAM principal ARNs whose
+	// PutEvents the stage's event bus accepts (comma-separated); this account's principals
+	// need only their own IAM permission.
+	CtxEventPutters = "eventPutters"
+	CtxBuildDir     = "buildDir" // where <fn>/bootstrap are (relative to the top level)
 )
 
 // EventRoute is one entry of ARCHMAX_EVENT_ROUTES (functions/handlers/starts.Route): events
@@ -80,8 +90,18 @@ type Config struct {
 	DeliverySources           []string
 	// JWTIssuer and JWTAudience, when set, put a JWT authorizer on every route instead of
 	// IAM authorization.
-	JWTIssuer        string
-	JWTAudience      []string
+	JWTIssuer   string
+	JWTAudience []string
+	// JWTScopePrefix starts the JWT scopes of the roles (JWT only; the decision route
+	// requires <prefix>decide or <prefix>admin). IAMAdmins and IAMDeciders hold the roles
+	// under IAM authorization. FourEyes: the decider must not be the session's starter.
+	JWTScopePrefix         string
+	IAMAdmins, IAMDeciders []string
+	FourEyes               bool
+	// EventPutters are the other accounts or principals whose PutEvents the stage's bus
+	// accepts (its resource policy); every event on it must come from an event source the
+	// stack routes (DeliverySources and the EventRoutes' sources).
+	EventPutters     []string
 	LogRetentionDays int
 	// BuildDir holds <fn>/bootstrap for every function (linux/arm64 builds).
 	BuildDir string
@@ -104,7 +124,24 @@ func (c Config) StackName() string { return "archmax-" + c.Stage }
 // FunctionName is the Lambda name of fn in the stage: archmax-<stage>-<fn>.
 func (c Config) FunctionName(fn string) string { return c.StackName() + "-" + fn }
 
-var stageRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
+var (
+	stageRe        = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
+	accountRe      = regexp.MustCompile(`^\d{12}$`)
+	iamPrincipalRe = regexp.MustCompile(`^arn:aws[a-z-]*:(iam::\d{12}:(role|user)/.+|iam::\d{12}:root|sts::\d{12}:assumed-role/.+)$`)
+)
+
+// EventSources are the sources the stage's bus takes events from: the delivery sources
+// and the event routes' sources, sorted, without repeats.
+func (c Config) EventSources() []string {
+	out := slices.Clone(c.DeliverySources)
+	for _, r := range c.EventRoutes {
+		if r.Source != "" {
+			out = append(out, r.Source)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // ConfigFromContext reads the deployment parameters from the CDK context (defaults above)
 // and checks them, including that every function's bootstrap is built.
@@ -138,7 +175,18 @@ func ConfigFromContext(scope constructs.Construct) (Config, error) {
 		DeliverySources: list(get(CtxDeliverySources, DefaultDeliverySource)),
 		JWTIssuer:       get(CtxJWTIssuer, ""),
 		JWTAudience:     list(get(CtxJWTAudience, "")),
+		JWTScopePrefix:  get(CtxJWTScopePrefix, DefaultJWTScopePrefix),
+		IAMAdmins:       list(get(CtxIAMAdmins, "")),
+		IAMDeciders:     list(get(CtxIAMDeciders, "")),
+		EventPutters:    list(get(CtxEventPutters, "")),
 		BuildDir:        get(CtxBuildDir, DefaultBuildDir),
+	}
+	switch v := strings.ToLower(get(CtxFourEyes, "false")); v {
+	case "true", "1":
+		c.FourEyes = true
+	case "false", "0":
+	default:
+		return Config{}, fmt.Errorf("context %s: %q is not true or false", CtxFourEyes, v)
 	}
 	days, err := strconv.Atoi(get(CtxLogRetentionDays, strconv.Itoa(DefaultLogRetentionDays)))
 	if err != nil {
@@ -176,6 +224,19 @@ func (c Config) Check() error {
 		return fmt.Errorf("no delivery event source (context %s)", CtxDeliverySources)
 	case (c.JWTIssuer == "") != (len(c.JWTAudience) == 0):
 		return fmt.Errorf("context %s and %s are set together or not at all", CtxJWTIssuer, CtxJWTAudience)
+	case c.JWTIssuer != "" && len(c.IAMAdmins)+len(c.IAMDeciders) > 0:
+		return fmt.Errorf("context %s and %s name IAM principals, but the API uses a JWT authorizer: give the roles as scopes (%sdecide, %sadmin)",
+			CtxIAMAdmins, CtxIAMDeciders, c.JWTScopePrefix, c.JWTScopePrefix)
+	}
+	for _, arn := range append(slices.Clone(c.IAMAdmins), c.IAMDeciders...) {
+		if !iamPrincipalRe.MatchString(arn) {
+			return fmt.Errorf("IAM role holder %q: want an IAM role, user or account-root ARN (arn:aws:iam::<account>:role/<name>)", arn)
+		}
+	}
+	for _, p := range c.EventPutters {
+		if !accountRe.MatchString(p) && !iamPrincipalRe.MatchString(p) {
+			return fmt.Errorf("event putter %q: want a 12-digit account id or an IAM principal ARN", p)
+		}
 	}
 	if _, ok := retention[c.LogRetentionDays]; !ok {
 		return fmt.Errorf("log retention %d days: CloudWatch Logs takes 1, 3, 5, 7, 14, 30, 60, 90, 180, 365, 731 or 3653", c.LogRetentionDays)

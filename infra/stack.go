@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
@@ -31,8 +33,10 @@ const (
 	AttrParkDue    = "parkDue"
 	AttrListKey    = "listKey"
 	AttrListSort   = "listSort"
-	IndexByParkDue = "byParkDue" // due parks, for the wake sweep
+	AttrOwnerKey   = "ownerKey"
+	IndexByParkDue = "byParkDue" // due parks, for the wake sweep; the decision queue
 	IndexByUpdated = "byUpdated" // the session listing
+	IndexByOwner   = "byOwner"   // an owner's sessions
 )
 
 // The environment the functions read (functions/handlers/assembly.ConfigFromEnv,
@@ -47,7 +51,14 @@ const (
 	EnvWakeTargetARN    = "ARCHMAX_WAKE_TARGET_ARN"
 	EnvSchedulerRoleARN = "ARCHMAX_SCHEDULER_ROLE_ARN"
 	EnvEventRoutes      = "ARCHMAX_EVENT_ROUTES"
+	EnvJWTScopePrefix   = "ARCHMAX_JWT_SCOPE_PREFIX"
+	EnvIAMAdmins        = "ARCHMAX_IAM_ADMINS"
+	EnvIAMDeciders      = "ARCHMAX_IAM_DECIDERS"
+	EnvFourEyes         = "ARCHMAX_FOUR_EYES"
 )
+
+// HTTPFunctions serve API Gateway requests: they get the access settings.
+var HTTPFunctions = []string{FnTurn, FnDecide, FnDeliver, FnSessions}
 
 // Route is one HTTP API route (docs/openapi.yaml) and the function serving it.
 type Route struct {
@@ -72,8 +83,9 @@ var Routes = []Route{
 var SweepEvery = awscdk.Duration_Minutes(jsii.Number(5))
 
 // Stack is the archmax bundle of one stage: the session-log table, the data bucket, the five
-// functions with their roles and log groups, the HTTP API, the EventBridge rules (starts,
-// deliveries, the sweep), the Scheduler group and the role Scheduler assumes. The struct is
+// functions with their roles and log groups, the HTTP API, the stage's event bus with its
+// resource policy, the EventBridge rules (starts and deliveries on that bus, the sweep), the
+// Scheduler group and the role Scheduler assumes. The struct is
 // not itself a construct: pass its embedded Stack (s.Stack) where jsii wants a scope or a
 // stack (assertions.Template_FromStack).
 type Stack struct {
@@ -85,6 +97,7 @@ type Stack struct {
 	Roles         map[string]awsiam.Role
 	LogGroups     map[string]awslogs.LogGroup
 	API           awsapigatewayv2.HttpApi
+	Bus           awsevents.EventBus
 	ScheduleGroup awsscheduler.ScheduleGroup
 	SchedulerRole awsiam.Role
 }
@@ -125,6 +138,7 @@ func (s *Stack) storage() {
 	for _, ix := range []struct{ name, hash, rng string }{
 		{IndexByParkDue, AttrParkKey, AttrParkDue},
 		{IndexByUpdated, AttrListKey, AttrListSort},
+		{IndexByOwner, AttrOwnerKey, AttrListSort},
 	} {
 		s.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
 			IndexName: jsii.String(ix.name), PartitionKey: str(ix.hash), SortKey: str(ix.rng),
@@ -211,6 +225,20 @@ func (s *Stack) function(fn string) {
 	}
 	if fn == FnTurn && len(cfg.EventRoutes) > 0 {
 		env[EnvEventRoutes] = jsii.String(mustJSON(cfg.EventRoutes))
+	}
+	if slices.Contains(HTTPFunctions, fn) {
+		if cfg.JWTIssuer != "" {
+			env[EnvJWTScopePrefix] = jsii.String(cfg.JWTScopePrefix)
+		}
+		if len(cfg.IAMAdmins) > 0 {
+			env[EnvIAMAdmins] = jsii.String(strings.Join(cfg.IAMAdmins, ","))
+		}
+		if len(cfg.IAMDeciders) > 0 {
+			env[EnvIAMDeciders] = jsii.String(strings.Join(cfg.IAMDeciders, ","))
+		}
+	}
+	if fn == FnDecide && cfg.FourEyes {
+		env[EnvFourEyes] = jsii.String("1")
 	}
 	props := &awslambda.FunctionProps{
 		FunctionName:  jsii.String(cfg.FunctionName(fn)),
@@ -321,13 +349,53 @@ func (s *Stack) httpAPI() {
 			in = awsapigatewayv2integrations.NewHttpLambdaIntegration(jsii.String(titleCase(r.Function)+"Integration"), s.Functions[r.Function], nil)
 			integrations[r.Function] = in
 		}
-		s.API.AddRoutes(&awsapigatewayv2.AddRoutesOptions{Path: jsii.String(r.Path), Methods: &[]awsapigatewayv2.HttpMethod{r.Method}, Integration: in})
+		opts := &awsapigatewayv2.AddRoutesOptions{Path: jsii.String(r.Path), Methods: &[]awsapigatewayv2.HttpMethod{r.Method}, Integration: in}
+		if s.Config.JWTIssuer != "" && r.Function == FnDecide {
+			// the gateway itself refuses a decision from a token without a role that may decide
+			opts.AuthorizationScopes = jsii.Strings(s.Config.JWTScopePrefix+"decide", s.Config.JWTScopePrefix+"admin")
+		}
+		s.API.AddRoutes(opts)
 	}
 }
 
-// eventRules: one start rule per event route (→ turn), the delivery rule (→ deliver: events
-// of the delivery sources whose detail names a sessionId), and the sweep (→ wake).
+// eventBus: the stage's own bus (not the default bus, where every service and principal of
+// the account puts events) for starts and deliveries. Its resource policy accepts
+// PutEvents from the configured other accounts and principals, and refuses anyone's event
+// whose source is not one the stack routes: the source is the principal a start or delivery
+// is recorded as (Issue 17), so only the sources routed here may be used on this bus.
+func (s *Stack) eventBus() {
+	s.Bus = awsevents.NewEventBus(s.Stack, jsii.String("Bus"), &awsevents.EventBusProps{
+		EventBusName: jsii.String(s.Config.StackName()),
+		Description:  jsii.String("archmax " + s.Config.Stage + ": event starts and deliveries"),
+	})
+	if len(s.Config.EventPutters) > 0 {
+		var principals []awsiam.IPrincipal
+		for _, p := range s.Config.EventPutters {
+			if accountRe.MatchString(p) {
+				principals = append(principals, awsiam.NewAccountPrincipal(jsii.String(p)))
+			} else {
+				principals = append(principals, awsiam.NewArnPrincipal(jsii.String(p)))
+			}
+		}
+		s.Bus.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid: jsii.String("PutFromConfiguredPrincipals"), Effect: awsiam.Effect_ALLOW, Principals: &principals,
+			Actions: jsii.Strings("events:PutEvents"), Resources: &[]*string{s.Bus.EventBusArn()},
+			Conditions: &map[string]any{"ForAllValues:StringEquals": map[string]any{"events:source": s.Config.EventSources()}},
+		}))
+	}
+	// events:source has a value per entry of a PutEvents call: one entry from elsewhere refuses the call
+	s.Bus.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid: jsii.String("OnlyRoutedSources"), Effect: awsiam.Effect_DENY, Principals: &[]awsiam.IPrincipal{awsiam.NewAnyPrincipal()},
+		Actions: jsii.Strings("events:PutEvents"), Resources: &[]*string{s.Bus.EventBusArn()},
+		Conditions: &map[string]any{"ForAnyValue:StringNotEquals": map[string]any{"events:source": s.Config.EventSources()}},
+	}))
+}
+
+// eventRules: on the stage's bus, one start rule per event route (→ turn) and the delivery
+// rule (→ deliver: events of the delivery sources whose detail names a sessionId); on the
+// default bus (scheduled rules live there only), the sweep (→ wake).
 func (s *Stack) eventRules() {
+	s.eventBus()
 	seen := map[[2]string]bool{}
 	n := 0
 	for _, r := range s.Config.EventRoutes {
@@ -345,6 +413,7 @@ func (s *Stack) eventRules() {
 		}
 		awsevents.NewRule(s.Stack, jsii.String(fmt.Sprintf("Start%d", n)), &awsevents.RuleProps{
 			Description:  jsii.String(fmt.Sprintf("starts: %q / %q → functions/turn (ARCHMAX_EVENT_ROUTES)", r.Source, r.DetailType)),
+			EventBus:     s.Bus,
 			EventPattern: p,
 			Targets:      &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.Functions[FnTurn], nil)},
 		})
@@ -352,6 +421,7 @@ func (s *Stack) eventRules() {
 	}
 	awsevents.NewRule(s.Stack, jsii.String("Deliveries"), &awsevents.RuleProps{
 		Description: jsii.String("deliveries: {sessionId, trigger?, variables?, message?, parkId?} → functions/deliver"),
+		EventBus:    s.Bus,
 		EventPattern: &awsevents.EventPattern{
 			Source: jsii.Strings(s.Config.DeliverySources...),
 			Detail: &map[string]any{"sessionId": []any{map[string]any{"exists": true}}},
@@ -374,6 +444,7 @@ func (s *Stack) outputs() {
 	out("BucketName", s.Bucket.BucketName(), "specs and session files")
 	out("SpecsUri", jsii.String("s3://"+*s.Bucket.BucketName()+"/"+s.Config.SpecPrefix), "upload workflows/, skills/, AGENTS.md here")
 	out("ScheduleGroup", s.ScheduleGroup.ScheduleGroupName(), "EventBridge Scheduler group of timed parks")
+	out("EventBusName", s.Bus.EventBusName(), "put event starts and deliveries here (sources: "+strings.Join(s.Config.EventSources(), ", ")+")")
 }
 
 // titleCase makes a construct id of a function name ("turn" → "Turn").

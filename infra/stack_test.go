@@ -28,6 +28,7 @@ var (
 	tmpl     assertions.Template
 	tmplJSON map[string]any
 	jwtTmpl  assertions.Template
+	jwtJSON  map[string]any
 )
 
 const testProfile = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -58,6 +59,10 @@ func TestMain(m *testing.M) {
 			DeliverySources:  []string{"archmax.delivery", "payments.app"},
 			LogRetentionDays: 30,
 			BuildDir:         build,
+			IAMAdmins:        []string{"arn:aws:iam::123456789012:role/ops"},
+			IAMDeciders:      []string{"arn:aws:iam::123456789012:role/approvers", "arn:aws:iam::123456789012:user/bob"},
+			FourEyes:         true,
+			EventPutters:     []string{"210987654321", "arn:aws:iam::210987654321:role/partner-events"},
 		}
 		must(testCfg.Check())
 		tmpl = assertions.Template_FromStack(NewStack(awscdk.NewApp(nil), testCfg).Stack, nil)
@@ -67,7 +72,12 @@ func TestMain(m *testing.M) {
 
 		jwtCfg := testCfg
 		jwtCfg.JWTIssuer, jwtCfg.JWTAudience = "https://issuer.example.com/", []string{"archmax-api"}
+		jwtCfg.JWTScopePrefix, jwtCfg.IAMAdmins, jwtCfg.IAMDeciders, jwtCfg.EventPutters = DefaultJWTScopePrefix, nil, nil, nil
+		must(jwtCfg.Check())
 		jwtTmpl = assertions.Template_FromStack(NewStack(awscdk.NewApp(nil), jwtCfg).Stack, nil)
+		b, err = json.Marshal(jwtTmpl.ToJSON())
+		must(err)
+		must(json.Unmarshal(b, &jwtJSON))
 		return m.Run()
 	}()
 	os.Exit(code)
@@ -240,8 +250,13 @@ func TestEnvironment(t *testing.T) {
 	schedulerRole := schedulerRoleID(t)
 	base := []string{EnvBucket, EnvModel, EnvSessionPrefix, EnvSpecPrefix, EnvTable}
 	writers := append(slices.Clone(base), EnvSchedulerGroup, EnvSchedulerRoleARN, EnvWakeTargetARN)
+	roles := []string{EnvIAMAdmins, EnvIAMDeciders} // the HTTP functions, under IAM authorization
 	want := map[string][]string{
-		FnTurn: append(slices.Clone(writers), EnvEventRoutes), FnDecide: writers, FnDeliver: writers, FnWake: writers, FnSessions: base,
+		FnTurn:     append(slices.Concat(writers, roles), EnvEventRoutes),
+		FnDecide:   append(slices.Concat(writers, roles), EnvFourEyes),
+		FnDeliver:  slices.Concat(writers, roles),
+		FnWake:     writers,
+		FnSessions: slices.Concat(base, roles),
 	}
 	for fn, id := range ids {
 		vars := props(fns[id])["Environment"].(map[string]any)["Variables"].(map[string]any)
@@ -267,6 +282,13 @@ func TestEnvironment(t *testing.T) {
 		if vars[EnvModel] != testProfile || vars[EnvSpecPrefix] != "specs/" || vars[EnvSessionPrefix] != "sessions/" {
 			t.Errorf("%s: model/prefixes %v %v %v", fn, vars[EnvModel], vars[EnvSpecPrefix], vars[EnvSessionPrefix])
 		}
+		if slices.Contains(HTTPFunctions, fn) && (vars[EnvIAMAdmins] != "arn:aws:iam::123456789012:role/ops" ||
+			vars[EnvIAMDeciders] != "arn:aws:iam::123456789012:role/approvers,arn:aws:iam::123456789012:user/bob") {
+			t.Errorf("%s: IAM role holders %v / %v", fn, vars[EnvIAMAdmins], vars[EnvIAMDeciders])
+		}
+		if fn == FnDecide && vars[EnvFourEyes] != "1" {
+			t.Errorf("%s: %s = %v", fn, EnvFourEyes, vars[EnvFourEyes])
+		}
 		if AccessOf[fn].Schedules {
 			if got, want := render(vars[EnvWakeTargetARN]), "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:archmax-test-wake"; got != want {
 				t.Errorf("%s: %s = %s, want %s", fn, EnvWakeTargetARN, got, want)
@@ -287,9 +309,24 @@ func TestEnvironment(t *testing.T) {
 	// the names this package uses are the assembly's
 	for name, value := range map[string]string{"EnvTable": EnvTable, "EnvBucket": EnvBucket, "EnvSpecPrefix": EnvSpecPrefix,
 		"EnvSessionPrefix": EnvSessionPrefix, "EnvModel": EnvModel, "EnvSchedulerGroup": EnvSchedulerGroup,
-		"EnvWakeTargetARN": EnvWakeTargetARN, "EnvSchedulerRoleARN": EnvSchedulerRoleARN, "EnvEventRoutes": EnvEventRoutes} {
+		"EnvWakeTargetARN": EnvWakeTargetARN, "EnvSchedulerRoleARN": EnvSchedulerRoleARN, "EnvEventRoutes": EnvEventRoutes,
+		"EnvJWTScopePrefix": EnvJWTScopePrefix, "EnvIAMAdmins": EnvIAMAdmins, "EnvIAMDeciders": EnvIAMDeciders, "EnvFourEyes": EnvFourEyes} {
 		if known[name] != value {
 			t.Errorf("%s = %q here, %q in functions/handlers", name, value, known[name])
+		}
+	}
+	// with a JWT authorizer: the scope prefix instead of IAM role holders, on the HTTP functions only
+	for id, r := range jwtJSON["Resources"].(map[string]any) {
+		r := r.(map[string]any)
+		if r["Type"] != "AWS::Lambda::Function" {
+			continue
+		}
+		fn := strings.TrimPrefix(props(r)["FunctionName"].(string), "archmax-test-")
+		vars := props(r)["Environment"].(map[string]any)["Variables"].(map[string]any)
+		_, hasPrefix := vars[EnvJWTScopePrefix]
+		_, hasAdmins := vars[EnvIAMAdmins]
+		if hasPrefix != slices.Contains(HTTPFunctions, fn) || (hasPrefix && vars[EnvJWTScopePrefix] != "archmax/") || hasAdmins {
+			t.Errorf("JWT variant, %s (%s): %s = %v, %s present %v", fn, id, EnvJWTScopePrefix, vars[EnvJWTScopePrefix], EnvIAMAdmins, hasAdmins)
 		}
 	}
 }
@@ -299,8 +336,8 @@ func TestEnvironment(t *testing.T) {
 func TestTable(t *testing.T) {
 	c := goConstants(t, "../core/store/dynamodb/dynamodb.go")
 	for name, value := range map[string]string{"attrPK": AttrPK, "attrSK": AttrSK, "attrTTL": AttrTTL, "attrParkKey": AttrParkKey,
-		"attrParkDue": AttrParkDue, "attrListKey": AttrListKey, "attrListSort": AttrListSort,
-		"indexByParkDue": IndexByParkDue, "indexByUpdated": IndexByUpdated} {
+		"attrParkDue": AttrParkDue, "attrListKey": AttrListKey, "attrListSort": AttrListSort, "attrOwnerKey": AttrOwnerKey,
+		"indexByParkDue": IndexByParkDue, "indexByUpdated": IndexByUpdated, "indexByOwner": IndexByOwner} {
 		if c[name] != value {
 			t.Errorf("%s = %q here, %q in core/store/dynamodb", name, value, c[name])
 		}
@@ -309,7 +346,7 @@ func TestTable(t *testing.T) {
 		return []any{map[string]any{"AttributeName": hash, "KeyType": "HASH"}, map[string]any{"AttributeName": rng, "KeyType": "RANGE"}}
 	}
 	attrs := []any{}
-	for _, a := range []string{AttrPK, AttrSK, AttrParkKey, AttrParkDue, AttrListKey, AttrListSort} {
+	for _, a := range []string{AttrPK, AttrSK, AttrParkKey, AttrParkDue, AttrListKey, AttrListSort, AttrOwnerKey} {
 		attrs = append(attrs, map[string]any{"AttributeName": a, "AttributeType": "S"})
 	}
 	check(t, "table", func() {
@@ -323,12 +360,13 @@ func TestTable(t *testing.T) {
 			"GlobalSecondaryIndexes": []any{
 				map[string]any{"IndexName": IndexByParkDue, "KeySchema": key(AttrParkKey, AttrParkDue), "Projection": map[string]any{"ProjectionType": "ALL"}},
 				map[string]any{"IndexName": IndexByUpdated, "KeySchema": key(AttrListKey, AttrListSort), "Projection": map[string]any{"ProjectionType": "ALL"}},
+				map[string]any{"IndexName": IndexByOwner, "KeySchema": key(AttrOwnerKey, AttrListSort), "Projection": map[string]any{"ProjectionType": "ALL"}},
 			},
 		})
 		tmpl.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{"DeletionPolicy": "Retain"})
 	})
-	if n := len(props(resources("AWS::DynamoDB::Table")[only(t, "AWS::DynamoDB::Table")])["AttributeDefinitions"].([]any)); n != 6 {
-		t.Errorf("%d attribute definitions, want 6", n)
+	if n := len(props(resources("AWS::DynamoDB::Table")[only(t, "AWS::DynamoDB::Table")])["AttributeDefinitions"].([]any)); n != 7 {
+		t.Errorf("%d attribute definitions, want 7", n)
 	}
 }
 
@@ -440,6 +478,27 @@ func TestRoutes(t *testing.T) {
 		jwtTmpl.AllResourcesProperties(jsii.String("AWS::ApiGatewayV2::Route"), map[string]any{"AuthorizationType": "JWT", "AuthorizerId": assertions.Match_AnyValue()})
 		jwtTmpl.ResourceCountIs(jsii.String("AWS::ApiGatewayV2::Route"), jsii.Number(float64(len(want))))
 	})
+	// JWT: the gateway itself refuses a decision from a token that may not decide; no other
+	// route names scopes (the functions check the rest against the session)
+	for _, r := range jwtJSON["Resources"].(map[string]any) {
+		r := r.(map[string]any)
+		if r["Type"] != "AWS::ApiGatewayV2::Route" {
+			continue
+		}
+		key, scopes := props(r)["RouteKey"].(string), strs(props(r)["AuthorizationScopes"])
+		want := []string(nil)
+		if key == "POST /v1/sessions/{sessionId}/decision" {
+			want = []string{"archmax/decide", "archmax/admin"}
+		}
+		if !slices.Equal(scopes, want) {
+			t.Errorf("JWT route %s: authorization scopes %v, want %v", key, scopes, want)
+		}
+	}
+	for _, r := range resources("AWS::ApiGatewayV2::Route") {
+		if s := props(r)["AuthorizationScopes"]; s != nil {
+			t.Errorf("IAM route %v names scopes %v", props(r)["RouteKey"], s)
+		}
+	}
 }
 
 func schedulerRoleID(t *testing.T) string {
@@ -501,25 +560,73 @@ func TestEventRules(t *testing.T) {
 	target := func(fn string) any {
 		return []any{assertions.Match_ObjectLike(&map[string]any{"Arn": map[string]any{"Fn::GetAtt": []any{ids[fn], "Arn"}}})}
 	}
+	bus := only(t, "AWS::Events::EventBus")
+	onBus := map[string]any{"Ref": bus}
 	check(t, "rules", func() {
 		tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(4))
-		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"EventBusName": onBus,
 			"EventPattern": map[string]any{"source": []any{"orders.app"}, "detail-type": []any{"Order Placed"}}, "Targets": target(FnTurn),
 		})
-		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"EventBusName": onBus,
 			"EventPattern": map[string]any{"source": []any{"hr.app"}}, "Targets": target(FnTurn),
 		})
-		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"EventBusName": onBus,
 			"EventPattern": map[string]any{"source": []any{"archmax.delivery", "payments.app"}, "detail": map[string]any{"sessionId": []any{map[string]any{"exists": true}}}},
 			"Targets":      target(FnDeliver),
 		})
-		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "rate(5 minutes)", "Targets": target(FnWake)})
+		// scheduled rules run on the default bus only
+		tmpl.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "rate(5 minutes)", "Targets": target(FnWake),
+			"EventBusName": assertions.Match_Absent()})
 		for _, fn := range []string{FnTurn, FnDeliver, FnWake} {
 			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Permission"), map[string]any{
 				"Action": "lambda:InvokeFunction", "Principal": "events.amazonaws.com",
 				"FunctionName": map[string]any{"Fn::GetAtt": []any{ids[fn], "Arn"}},
 			})
 		}
+	})
+}
+
+// TestEventBus (Issue 17): starts and deliveries arrive on the stage's own bus, never the
+// default bus; its resource policy accepts the configured other accounts and principals
+// for the routed sources only, and refuses everyone's event of any other source (the
+// source is the principal a start or delivery is recorded as).
+func TestEventBus(t *testing.T) {
+	bus := only(t, "AWS::Events::EventBus")
+	if name := props(resources("AWS::Events::EventBus")[bus])["Name"]; name != "archmax-test" {
+		t.Errorf("bus name %v", name)
+	}
+	for id, r := range resources("AWS::Events::Rule") {
+		p := props(r)
+		if p["ScheduleExpression"] == nil && render(p["EventBusName"]) != "${"+bus+"}" {
+			t.Errorf("rule %s is on %v, want the stage's bus", id, p["EventBusName"])
+		}
+	}
+	sources := `["archmax.delivery","hr.app","orders.app","payments.app"]`
+	want := map[string]string{
+		"cdk-PutFromConfiguredPrincipals": `{"Action":"events:PutEvents","Condition":{"ForAllValues:StringEquals":{"events:source":` + sources + `}},` +
+			`"Effect":"Allow","Principal":{"AWS":["arn:${AWS::Partition}:iam::210987654321:root","arn:aws:iam::210987654321:role/partner-events"]},` +
+			`"Resource":"${` + bus + `.Arn}","Sid":"cdk-PutFromConfiguredPrincipals"}`,
+		"cdk-OnlyRoutedSources": `{"Action":"events:PutEvents","Condition":{"ForAnyValue:StringNotEquals":{"events:source":` + sources + `}},` +
+			`"Effect":"Deny","Principal":{"AWS":"*"},"Resource":"${` + bus + `.Arn}","Sid":"cdk-OnlyRoutedSources"}`,
+	}
+	got := map[string]string{}
+	for _, r := range resources("AWS::Events::EventBusPolicy") {
+		p := props(r)
+		if render(p["EventBusName"]) != "${"+bus+"}" {
+			t.Errorf("a policy on another bus: %v", p["EventBusName"])
+		}
+		got[p["StatementId"].(string)] = renderDeep(p["Statement"])
+	}
+	for sid, w := range want {
+		if got[sid] != w {
+			t.Errorf("bus policy %s =\n  %s\nwant\n  %s", sid, got[sid], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("bus policies %v, want exactly %d", got, len(want))
+	}
+	check(t, "the bus is an output", func() {
+		tmpl.HasOutput(jsii.String("EventBusName"), map[string]any{"Value": map[string]any{"Ref": bus}})
 	})
 }
 
@@ -650,6 +757,8 @@ func TestLeastPrivilege(t *testing.T) {
 			"Allow dynamodb:GetItem " + tableArn,
 			"Allow dynamodb:Query " + tableArn,
 			"Allow dynamodb:Query " + tableArn + "/index/" + IndexByUpdated,
+			"Allow dynamodb:Query " + tableArn + "/index/" + IndexByOwner,
+			"Allow dynamodb:Query " + tableArn + "/index/" + IndexByParkDue,
 			"Allow s3:GetObject " + bucketArn + "/sessions/*",
 		},
 	}
@@ -726,8 +835,14 @@ func TestConfigFromContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Stage != DefaultStage || c.Model != DefaultModel || len(c.Models) != 0 || c.SpecPrefix != "specs/" || c.SessionPrefix != "sessions/" ||
-		!slices.Equal(c.DeliverySources, []string{DefaultDeliverySource}) || c.LogRetentionDays != 30 || c.JWTIssuer != "" || c.EventRoutes != nil {
+		!slices.Equal(c.DeliverySources, []string{DefaultDeliverySource}) || c.LogRetentionDays != 30 || c.JWTIssuer != "" || c.EventRoutes != nil ||
+		c.JWTScopePrefix != "archmax/" || c.FourEyes || c.IAMAdmins != nil || c.IAMDeciders != nil || c.EventPutters != nil {
 		t.Errorf("defaults: %+v", c)
+	}
+	c, err = ctx(map[string]any{CtxBuildDir: build, CtxFourEyes: "true", CtxIAMAdmins: "arn:aws:iam::123456789012:role/ops",
+		CtxIAMDeciders: "arn:aws:iam::123456789012:role/a, arn:aws:sts::123456789012:assumed-role/b/s", CtxEventPutters: "210987654321,arn:aws:iam::210987654321:role/x"})
+	if err != nil || !c.FourEyes || len(c.IAMAdmins) != 1 || len(c.IAMDeciders) != 2 || len(c.EventPutters) != 2 {
+		t.Errorf("access parameters: %+v, %v", c, err)
 	}
 	c, err = ctx(map[string]any{CtxBuildDir: build, CtxStage: "prod", CtxModel: "amazon.nova-pro-v1:0", CtxModels: " eu.anthropic.x-v1:0, amazon.nova-pro-v1:0 ",
 		CtxSpecPrefix: "authored", CtxEventRoutes: `[{"source":"a","workflow":"w"}]`, CtxLogRetentionDays: "90",
@@ -740,14 +855,18 @@ func TestConfigFromContext(t *testing.T) {
 		t.Errorf("parameters: %+v", c)
 	}
 	for name, kv := range map[string]map[string]any{
-		"not built":       {CtxBuildDir: filepath.Join(build, "none")},
-		"stage":           {CtxBuildDir: build, CtxStage: "Prod_1"},
-		"routes JSON":     {CtxBuildDir: build, CtxEventRoutes: `[{"source":"a","workflow":"w","x":1}]`},
-		"route workflow":  {CtxBuildDir: build, CtxEventRoutes: `[{"source":"a"}]`},
-		"catch-all route": {CtxBuildDir: build, CtxEventRoutes: `[{"workflow":"w"}]`},
-		"prefix overlap":  {CtxBuildDir: build, CtxSpecPrefix: "sessions/specs/"},
-		"jwt half":        {CtxBuildDir: build, CtxJWTIssuer: "https://i/"},
-		"retention":       {CtxBuildDir: build, CtxLogRetentionDays: "10"},
+		"not built":          {CtxBuildDir: filepath.Join(build, "none")},
+		"stage":              {CtxBuildDir: build, CtxStage: "Prod_1"},
+		"routes JSON":        {CtxBuildDir: build, CtxEventRoutes: `[{"source":"a","workflow":"w","x":1}]`},
+		"route workflow":     {CtxBuildDir: build, CtxEventRoutes: `[{"source":"a"}]`},
+		"catch-all route":    {CtxBuildDir: build, CtxEventRoutes: `[{"workflow":"w"}]`},
+		"prefix overlap":     {CtxBuildDir: build, CtxSpecPrefix: "sessions/specs/"},
+		"jwt half":           {CtxBuildDir: build, CtxJWTIssuer: "https://i/"},
+		"retention":          {CtxBuildDir: build, CtxLogRetentionDays: "10"},
+		"iam roles with jwt": {CtxBuildDir: build, CtxJWTIssuer: "https://i/", CtxJWTAudience: "a", CtxIAMDeciders: "arn:aws:iam::123456789012:role/a"},
+		"iam role holder":    {CtxBuildDir: build, CtxIAMAdmins: "ops"},
+		"event putter":       {CtxBuildDir: build, CtxEventPutters: "2109876543"},
+		"four-eyes":          {CtxBuildDir: build, CtxFourEyes: "sometimes"},
 	} {
 		if _, err := ctx(kv); err == nil {
 			t.Errorf("%s: no error", name)
