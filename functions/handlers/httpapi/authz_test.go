@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store"
@@ -468,4 +471,55 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// The answers of this layer conform to docs/openapi.yaml: the 403s (AccessDeniedError with
+// and without a session, FourEyesError) on the routes that give them, and a summary with
+// its owner and turnBy.
+func TestAuthorizationAnswersConformToTheOpenAPIDocument(t *testing.T) {
+	router, err := legacy.NewRouter(loadOpenAPI(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := authzPolicy
+	p.FourEyes = true
+	p.IAMDeciders = append(p.IAMDeciders, "arn:aws:iam::123456789012:role/dana")
+	f := newAuthz(t, p, nil)
+	f.parked("s-dana")
+	conforms := func(name, method, path string, req events.APIGatewayV2HTTPRequest, status int, code string) {
+		t.Helper()
+		resp, _ := f.h.Handle(context.Background(), req)
+		var body map[string]any
+		_ = json.Unmarshal([]byte(resp.Body), &body)
+		if resp.StatusCode != status || (code != "" && errCode(body) != code) {
+			t.Fatalf("%s: %d %s, want %d %s", name, resp.StatusCode, resp.Body, status, code)
+		}
+		hreq, _ := http.NewRequest(method, "http://127.0.0.1:8080"+path, nil)
+		rt, params, err := router.FindRoute(hreq)
+		if err != nil {
+			t.Fatalf("%s: not in the document: %v", name, err)
+		}
+		header := http.Header{}
+		for k, v := range resp.Headers {
+			header.Set(k, v)
+		}
+		out := &openapi3filter.ResponseValidationInput{RequestValidationInput: &openapi3filter.RequestValidationInput{Request: hreq, PathParams: params, Route: rt},
+			Status: resp.StatusCode, Header: header, Body: io.NopCloser(strings.NewReader(resp.Body))}
+		if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+			t.Errorf("%s → %d does not conform: %v\n%s", name, resp.StatusCode, err, resp.Body)
+		}
+	}
+	conforms("a decider sends", "POST", "/v1/workflows/desk/sessions/s-dana/turns",
+		signedAs(turn("desk", "s-dana", `{"message":"x"}`), approverARN), http.StatusForbidden, access.CodeAccessDenied)
+	conforms("the starter decides", "POST", "/v1/sessions/s-dana/decision",
+		signedAs(decision("s-dana", `{"to":"done"}`), danaARN), http.StatusForbidden, access.CodeFourEyes)
+	anon := get("/v1/sessions", nil)
+	anon.RequestContext.Authorizer = nil
+	conforms("no identity", "GET", "/v1/sessions", anon, http.StatusForbidden, access.CodeAccessDenied)
+	f.e.qm.push(*text("Done."))
+	if status, _ := f.as(approverARN, decision("s-dana", `{"to":"done"}`)); status != http.StatusOK {
+		t.Fatal("decide")
+	}
+	conforms("a summary with owner and turnBy", "GET", "/v1/sessions/s-dana", signedAs(get("/v1/sessions/s-dana", nil), danaARN), http.StatusOK, "")
+	conforms("events with by", "GET", "/v1/sessions/s-dana/events", signedAs(get("/v1/sessions/s-dana/events", nil), danaARN), http.StatusOK, "")
 }
