@@ -7,12 +7,15 @@
 // reaches it. Secrets are never in the file: it names an AWS Secrets Manager secret (or,
 // locally, an environment variable).
 //
-// This package is pure (no I/O): Parse reads the file's bytes; the tool kinds are built
-// from these declarations by the assembly (functions/handlers/assembly, local/runner).
+// This package is pure (no I/O): Parse and Load read the file's bytes (parse.go), Rules
+// turns the policy rules into the kernel's consumer rules (rules.go), and Resources lists
+// the AWS resources the file names (resources.go); the tool kinds are built from these
+// declarations by the assembly (core/host, functions/handlers/assembly, local/runner).
 package hostconfig
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/spec"
@@ -67,10 +70,16 @@ type ToolDecl struct {
 
 // Defaults of a tool declaration.
 const (
-	DefaultTimeout        = 30 * time.Second
-	DefaultMaxResultChars = 20_000
-	// DefaultMaxResponseBytes bounds an http tool's response body read.
+	DefaultTimeout = 30 * time.Second
+	// MaxTimeout bounds a declared timeout: a Lambda invocation's own limit.
+	MaxTimeout = 15 * time.Minute
+	// DefaultMaxResultChars is the engine's offload threshold for host tools (80,000 UTF-16
+	// units, workspace.OffloadThreshold), which is also the most a declaration may set.
+	DefaultMaxResultChars = 80_000
+	// DefaultMaxResponseBytes bounds an http tool's response body read; MaxResponseBytes is
+	// the most a declaration may set (Lambda's own response limit).
 	DefaultMaxResponseBytes = 1 << 20
+	MaxResponseBytes        = 6 << 20
 )
 
 // LambdaTool invokes a function (RequestResponse) with the JSON payload
@@ -114,6 +123,17 @@ type MCPTool struct {
 	As   string
 	// Paths are its declared path arguments, as for a lambda or http tool.
 	Paths []spec.PathArg
+	// Line and Column locate the entry in the file.
+	Line, Column int
+}
+
+// ToolName is the name the model calls the tool by: the server's Prefix + As (As defaulting
+// to Name).
+func (s *MCPServer) ToolName(t MCPTool) string {
+	if t.As != "" {
+		return s.Prefix + t.As
+	}
+	return s.Prefix + t.Name
 }
 
 // Auth is how a request authenticates: SigV4 for AWS endpoints, or a header whose value is
@@ -140,32 +160,58 @@ type SigV4 struct {
 }
 
 // PolicyRule is a declarative consumer governance rule (03 GOV-04): when a call matches
-// every condition given (tool, origins, states, path or argument globs), the rule's Effect
-// decides it — "block" refuses with Reason under rule id ID, "allow" admits it without the
-// state's own grants being consulted — else the rule abstains. Rules run after the safety
-// rules and the declared denials, so they never loosen either.
+// every condition given (tool, workflows, origins, states, path and argument globs), the
+// rule's Effect decides it — "block" refuses with Reason under rule id ID, "allow" admits
+// it without the state's own grants being consulted — else the rule abstains. Rules run
+// after the safety rules and the declared denials, so they never loosen either.
+//
+// Path and argument globs follow the kernel's guards (docs/DECISIONS.md K17-1…K17-3): a
+// block rule's globs match as a forbid entry's do (any governed path; a non-path argument
+// widely, '*' crossing '/', dot segments resolved, case folded), an allow rule's as an allow
+// entry's do (every governed path; a non-path argument narrowly, never a value with a '.'
+// or '..' segment). `${{ }}` references resolve against the session's variables; one that
+// does not resolve fires a block rule and never an allow rule.
 type PolicyRule struct {
-	ID      string   // a rule id for events and refusals, e.g. "host.no-weekend-refunds"
-	Effect  string   // "block" | "allow"
-	Tools   []string // tool names ("*" = any)
-	Origins []string // agent, script, code, grader (empty = all)
-	States  []string // state slugs (empty = all)
-	Paths   []string // globs over the call's governed paths (any matches)
-	Args    []spec.ArgGuard
-	Reason  string // the refusal the caller reads (block)
-	Line    int
-	Column  int
+	ID        string   // a rule id for events and refusals, e.g. "host.no-weekend-refunds"
+	Effect    string   // "block" | "allow"
+	Tools     []string // tool names ("*" = any)
+	Workflows []string // workflow slugs (empty = all)
+	Origins   []string // agent, script, code, grader (empty = all)
+	States    []string // state slugs (empty = all)
+	Paths     []string // globs over the call's governed paths
+	Args      []spec.ArgGuard
+	Reason    string // the refusal the caller reads (block)
+	Line      int
+	Column    int
 }
 
-// MountDecl is one host mount (01 §1.6): a name in the agent's workspace served by a
-// backend — an S3 prefix on AWS, a directory locally.
+// Effects of a policy rule.
+const (
+	EffectBlock = "block"
+	EffectAllow = "allow"
+)
+
+// MountDecl is one host mount (01 §1.6, §6.5, §6.6): a name in the agent's workspace served
+// by a backend — an S3 prefix on AWS, a directory locally (either may be given, or both).
+// For a file mount (File) S3 names one object and Dir one file.
 type MountDecl struct {
 	Name         string // a workspace path ("contracts", "catalogs/eu", a file "terms.md")
-	S3           string // s3://bucket/prefix/ (AWS)
-	Dir          string // a directory relative to the workspace root (local runs)
+	S3           string // s3://bucket/prefix/ (a folder: ends in '/'), or s3://bucket/key (a file)
+	Dir          string // a directory (or file) relative to the workspace root, or absolute (local runs)
 	File         bool   // the mount is one file
 	ReadOnly     bool   // default true
 	Governed     bool   // reachable only where a state's mounts grant it
-	Unsearchable bool   // glob and grep do not descend into it (GOV-58)
+	Unsearchable bool   // `searchable: false`: glob and grep rooted above it skip it (GOV-58)
 	Line, Column int
+}
+
+// S3Location splits S3 into its bucket and key (a folder's key ends in '/'); ok is false
+// when S3 is not set.
+func (m MountDecl) S3Location() (bucket, key string, ok bool) {
+	rest, found := strings.CutPrefix(m.S3, "s3://")
+	if !found || m.S3 == "" {
+		return "", "", false
+	}
+	bucket, key, _ = strings.Cut(rest, "/")
+	return bucket, key, true
 }
