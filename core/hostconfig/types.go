@@ -22,7 +22,7 @@ import (
 )
 
 // File is the host file's path from the workspace root (and under the spec prefix in S3).
-const File = "archmax.host.yaml"
+const File = spec.HostFile
 
 // Config is a parsed host file. The zero value is a host that declares nothing.
 type Config struct {

@@ -107,7 +107,9 @@ type Rule func(Action, API) *Verdict
 // API is what a consumer Rule may consult (GOV-04). It shares the Policy's values: a rule
 // must treat every field as read-only.
 type API struct {
-	Spec          *spec.MachineSpec
+	Spec *spec.MachineSpec
+	// Workflow is the slug of the workflow the call runs in ("" when the host did not say).
+	Workflow      string
 	Variables     map[string]any
 	MountPrefixes []Mount  // the host's mount table
 	Skills        []string // the skill registry
@@ -118,6 +120,8 @@ type API struct {
 // discloses, the ancestors' denials and the consumer's rules.
 type Policy struct {
 	Spec *spec.MachineSpec
+	// Workflow is the workflow's slug, for consumer rules (API.Workflow).
+	Workflow string
 	// Skills is the skill registry: bundle slugs served under skills/.
 	Skills []string
 	// Mounts is the host's mount table; nil means machine.DefaultMounts.
@@ -225,8 +229,15 @@ func rulePathArgument(p *Policy, _ *spec.State, a Action) *Verdict {
 	return nil
 }
 
-// GOV-21: scripts never reach the authoring plane (the agent's own calls find nothing there).
+// GOV-21: scripts never reach the authoring plane (the agent's own calls find nothing there);
+// no caller reaches the host file's name at the workspace root (IsHostFile), which no route
+// serves either but which the session's own folder would otherwise take.
 func ruleGovernancePlane(_ *Policy, _ *spec.State, a Action) *Verdict {
+	for _, u := range a.Paths {
+		if IsHostFile(firstSegment(u.Path)) {
+			return block(RuleGovernancePlane, reasonHostFile(a.Tool, u.Path))
+		}
+	}
 	if a.Origin == OriginAgent {
 		return nil
 	}
@@ -438,7 +449,7 @@ func guardText(e spec.ToolEntry) string {
 
 // GOV-04: the consumer's rules, in order.
 func ruleConsumers(p *Policy, _ *spec.State, a Action) *Verdict {
-	api := API{Spec: p.Spec, Variables: p.Variables, MountPrefixes: p.machine().MountTable(), Skills: p.Skills}
+	api := API{Spec: p.Spec, Workflow: p.Workflow, Variables: p.Variables, MountPrefixes: p.machine().MountTable(), Skills: p.Skills}
 	for _, r := range p.Rules {
 		if v := r(a, api); v != nil {
 			return v

@@ -21,6 +21,16 @@ func reasonGovernancePlane(tool, path string) string {
 	return fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' addresses the authoring plane ('%s/'), which holds the workflow definitions, their code-state scripts and their test cases. The harness reads it through the authoring backend; nothing running inside a run can.", tool, path, AuthoringPrefix)
 }
 
+// reasonHostFile: zone.governance-plane for the host file, whoever calls.
+func reasonHostFile(tool, path string) string {
+	return fmt.Sprintf("[workflow] BLOCKED: '%s' on '%s' addresses the host configuration ('%s'), which belongs to the deployment: no agent, script or tool reads or writes it, and nothing in the workspace may take its name.", tool, path, HostFile)
+}
+
+// reasonHostRule: a host policy rule's block (the reason the host file gives).
+func reasonHostRule(tool, on, id, reason string) string {
+	return fmt.Sprintf("[workflow] BLOCKED: '%s'%s is refused by the host's rule '%s': %s", tool, on, id, reason)
+}
+
 // reasonReplyOnly: GOV-20b.
 func reasonReplyOnly(tool string) string {
 	return fmt.Sprintf("[workflow] BLOCKED: '%s' cannot run — this run is parked and a person is deciding what happens next. Reply to them in text; you cannot act until the run resumes.", tool)

@@ -14,6 +14,9 @@ const (
 	SkillsMount     = "skills"
 	PlatformMount   = ".platform"
 	AgentsFile      = "AGENTS.md"
+	// HostFile is the host configuration at the workspace root (core/hostconfig.File): on
+	// the authoring plane, unreachable by every caller.
+	HostFile = spec.HostFile
 )
 
 var (
@@ -37,6 +40,9 @@ func IsOffloadArea(first string) bool { return spec.ReservedName(first, OffloadD
 
 // IsAuthoringPlane reports whether first names the authoring plane (GOV-21), in any case.
 func IsAuthoringPlane(first string) bool { return spec.ReservedName(first, AuthoringPrefix) }
+
+// IsHostFile reports whether first names the host file, in any case.
+func IsHostFile(first string) bool { return spec.ReservedName(first, HostFile) }
 
 // ErrPathEscape is returned by CanonicalPath for a path climbing above the workspace root.
 var ErrPathEscape = errors.New("path escapes the workspace root")

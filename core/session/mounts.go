@@ -44,7 +44,7 @@ func checkMounts(cfg Config) error {
 			return &MountCollisionError{Mount: m.Name, Reason: "it is not a mount name (no leading or trailing '/', no empty, '.' or '..' segment, no glob characters)"}
 		}
 		first, _, _ := strings.Cut(m.Name, "/")
-		if spec.ReservedName(first, spec.AuthoringPrefix) || spec.ReservedName(first, spec.SessionAreaNames...) {
+		if spec.ReservedName(first, spec.AuthoringPrefix, spec.HostFile) || spec.ReservedName(first, spec.SessionAreaNames...) {
 			return &MountCollisionError{Mount: m.Name, Reason: fmt.Sprintf("'%s' is reserved at the workspace root (a session area or the authoring plane)", first)}
 		}
 		if seen[m.Name] {

@@ -596,7 +596,7 @@ func (r *run) surfaceOf(state string) *surface {
 
 // policy is the kernel's view of the session at this moment.
 func (r *run) policy() *kernel.Policy {
-	p := &kernel.Policy{Spec: r.sp, Skills: r.wf.skills, Mounts: r.mach.Mounts, Variables: r.vars(), Rules: r.e.cfg.PolicyRules,
+	p := &kernel.Policy{Spec: r.sp, Workflow: r.e.cfg.Workflow, Skills: r.wf.skills, Mounts: r.mach.Mounts, Variables: r.vars(), Rules: r.e.cfg.PolicyRules,
 		Inherited: r.inheritedDenials(),
 		Surface:   func(st string) []string { return r.surfaceOf(st).names }}
 	for name, t := range r.e.hostTools {

@@ -20,6 +20,10 @@ var SessionAreaNames = []string{"checkpoints", "artifacts", "_specs", "large_too
 // AuthoringPrefix is the authoring plane's root, reserved for session ids (spec 01 §6.5).
 const AuthoringPrefix = "workflows"
 
+// HostFile is the host configuration at the workspace root (core/hostconfig, DESIGN §10):
+// on the authoring plane, served by no route and reachable by no caller.
+const HostFile = "archmax.host.yaml"
+
 // DefaultMountRoots are the first segments of the default mounts (spec 01 §6.5),
 // reserved for session ids in this bundle whether or not a mount table is supplied.
 var DefaultMountRoots = []string{"skills", ".platform", "AGENTS.md"}

@@ -73,8 +73,11 @@ var internalAreas = []string{"checkpoints", "artifacts", "_specs", "_blobs"}
 // route to nor list: the authoring plane or (unless internal) a runtime-internal area —
 // matched ignoring case (spec.ReservedName), as the kernel's zones are, so "Checkpoints/x"
 // never reaches what a case-insensitive store would alias with checkpoints/.
+//
+// The host file's name (spec.HostFile) is closed the same way: the host configuration is
+// authoring material, and nothing in a session's folder may take its name.
 func closedRoot(first string, internal bool) bool {
-	return spec.ReservedName(first, authoringPrefix) || (!internal && spec.ReservedName(first, internalAreas...))
+	return spec.ReservedName(first, authoringPrefix, spec.HostFile) || (!internal && spec.ReservedName(first, internalAreas...))
 }
 
 var (
