@@ -21,7 +21,7 @@ import (
 // Deps are what the tool kinds need from the host process. A nil field makes the kinds that
 // need it fail to build with an error naming it.
 type Deps struct {
-	// Lambda invokes functions (the AWS SDK's *lambda.Client satisfies it).
+	// Lambda invokes functions (lambdatool.SDKInvoker adapts the AWS SDK's *lambda.Client).
 	Lambda LambdaInvoker
 	// HTTP is the client of http and mcp tools (nil = a client with the tool's timeout and
 	// no redirects to another host).
