@@ -26,9 +26,13 @@ import (
 )
 
 // Options configure Workflow. Mounts is the host's mount table the workflow will run
-// against; nil leaves every mount diagnostic out (spec 01 §8.1 item 4, V-27).
+// against; nil leaves every mount diagnostic out (spec 01 §8.1 item 4, V-27) unless Host
+// is present, whose table (Host.Mounts) is then used. Host is the workspace's host file
+// (ReadHost): the tools it declares are the host tools a workflow may grant
+// (host.tool-undeclared). Its own findings are not repeated here; the caller reports them.
 type Options struct {
 	Mounts []machine.Mount
+	Host   HostFile
 }
 
 // Result is one workflow's validation (spec 01 §8.1 ValidationResult): Valid when no
@@ -61,6 +65,9 @@ func Workflows(ctx context.Context, files store.Files) ([]string, error) {
 // check), §8.1 item 5. Every problem with the workflow is a diagnostic, a file the store
 // cannot read included (`workspace.unreadable`); the error is the context's only.
 func Workflow(ctx context.Context, files store.Files, slug string, opts Options) (Result, error) {
+	if opts.Mounts == nil {
+		opts.Mounts = opts.Host.Mounts()
+	}
 	v := &run{ctx: ctx, files: files, slug: slug, opts: opts, file: "workflows/" + slug + "/workflow.yaml"}
 	err := v.validate()
 	if err != nil && ctx.Err() == nil { // an unreadable file (a symlink loop, a denied read) is this workflow's finding
@@ -136,6 +143,7 @@ func (v *run) validate() error {
 	v.stateSlugs()
 	v.runtime()
 	v.grants()
+	v.hostGrants()
 	for _, pass := range []func() error{v.scripts, v.skills, v.delegation, v.guardRefs} {
 		if err := pass(); err != nil {
 			return err

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/fs"
@@ -26,6 +28,10 @@ func newValidateCommand(code *int) *cobra.Command {
 (which block loading), the lint rules and the state-graph analysis, then what needs the workspace —
 slugs, the runtime contract, code-state scripts, skills, kernel probes of the grants, the delegation
 graph through sibling workflows, and the case files under tests/. No model is called.
+
+The workspace's host file, archmax.host.yaml, is checked with every workflow: its own findings
+(printed once), a granted tool it does not declare (an error; a warning when the workspace has no
+host file), and the workflows' mounts against its mounts.
 
 Every problem goes to stderr as file:line:col: severity code: message [field], with a hint on how
 to fix it on the next line. stdout gets the verdict, "valid — N error(s), N warning(s)" or
@@ -49,13 +55,21 @@ Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage error.`,
 					return usageError{fmt.Errorf("no workflows/<slug>/workflow.yaml in workspace %q", workspace)}
 				}
 			}
+			host, err := validate.ReadHost(ctx, files)
+			if err != nil {
+				return err
+			}
 			var reports []validationReport
 			for _, slug := range slugs {
-				res, err := validate.Workflow(ctx, files, slug, validate.Options{})
+				res, err := validate.Workflow(ctx, files, slug, validate.Options{Host: host})
 				if err != nil {
 					return err
 				}
-				rep := validationReport{Workflow: slug, Valid: true, Diagnostics: res.Diagnostics}
+				// the host file's own findings belong to every workflow it serves: a workflow
+				// does not load under a host file that does not (they are printed once)
+				diags := append(slices.Clone(host.Diagnostics), res.Diagnostics...)
+				spec.SortDiagnostics(diags)
+				rep := validationReport{Workflow: slug, Valid: true, Diagnostics: diags}
 				if rep.Diagnostics == nil {
 					rep.Diagnostics = []spec.Diagnostic{}
 				}
@@ -112,9 +126,16 @@ type validationReport struct {
 // document — on stdout.
 func printValidation(stdout, stderr io.Writer, reports []validationReport, jsonOut bool) {
 	total := 0
+	printed := map[spec.Diagnostic]bool{} // the host file's findings stand in every report
 	for _, rep := range reports {
 		total += len(rep.Diagnostics)
 		for _, d := range rep.Diagnostics {
+			if d.File == hostconfig.File {
+				if printed[d] {
+					continue
+				}
+				printed[d] = true
+			}
 			loc := d.File
 			switch {
 			case d.Line > 0 && d.Column > 0:
