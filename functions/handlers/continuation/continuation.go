@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/clock"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
 )
@@ -102,12 +103,43 @@ type Runner struct {
 	starter Starter
 	budget  Budget
 	log     *slog.Logger
+	clock   clock.Clock
 	short   sync.Once // warns once per container of a timeout shorter than the budget
+}
+
+// Option configures a Runner.
+type Option func(*Runner)
+
+// WithClock sets the clock the Runner reads its budget on (default clock.Real): the step
+// deadline, the hard cut and Now. It must be the clock of the engines' session.Config (the
+// engine compares the step deadline with its own Clock). With clock.Real — every production
+// assembly — the hard cut is the context's own deadline (context.WithDeadline); with any
+// other clock it is a timer on that clock, and the invocation's deadline must come from
+// WithInvocationDeadline (a test's virtual invocation, DECISIONS T18-2).
+func WithClock(c clock.Clock) Option { return func(r *Runner) { r.clock = clock.OrReal(c) } }
+
+type invocationDeadlineKey struct{}
+
+// WithInvocationDeadline returns ctx carrying t as the invocation's deadline on the
+// Runner's clock, in place of ctx's own deadline: a test's virtual invocation of N fake
+// milliseconds, over a context whose real deadline (if any) is only a hang guard. Production
+// never sets it: a Lambda invocation's deadline is its context's.
+func WithInvocationDeadline(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, invocationDeadlineKey{}, t)
+}
+
+// InvocationDeadline is the deadline Run budgets for: the one WithInvocationDeadline set,
+// else ctx's own (Lambda's), if any.
+func InvocationDeadline(ctx context.Context) (time.Time, bool) {
+	if t, ok := ctx.Value(invocationDeadlineKey{}).(time.Time); ok && !t.IsZero() {
+		return t, true
+	}
+	return ctx.Deadline()
 }
 
 // NewRunner returns a Runner; starter may be nil (synchronous), log nil (discarded), and
 // zero Budget fields take their defaults.
-func NewRunner(engines Engines, starter Starter, budget Budget, log *slog.Logger) *Runner {
+func NewRunner(engines Engines, starter Starter, budget Budget, log *slog.Logger, opts ...Option) *Runner {
 	if budget.ModelTimeout <= 0 {
 		budget.ModelTimeout = DefaultModelTimeout
 	}
@@ -120,13 +152,41 @@ func NewRunner(engines Engines, starter Starter, budget Budget, log *slog.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{engines: engines, starter: starter, budget: budget, log: log}
+	r := &Runner{engines: engines, starter: starter, budget: budget, log: log, clock: clock.Real}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
 }
 
 // Async reports whether the Runner can start continuations (it has a Starter).
 func (r *Runner) Async() bool { return r != nil && r.starter != nil }
 
+// Now is the time on the Runner's clock; Options are instants on it (a nil Runner: time.Now).
+func (r *Runner) Now() time.Time {
+	if r == nil || r.clock == nil {
+		return time.Now()
+	}
+	return r.clock.Now()
+}
+
+// cutAt returns ctx cancelled at instant at of the Runner's clock.
+func (r *Runner) cutAt(ctx context.Context, at time.Time) (context.Context, context.CancelFunc) {
+	if r.clock == clock.Real {
+		return context.WithDeadline(ctx, at)
+	}
+	work, cancel := context.WithCancelCause(ctx)
+	d := at.Sub(r.clock.Now())
+	if d <= 0 {
+		cancel(context.DeadlineExceeded)
+		return work, func() { cancel(context.Canceled) }
+	}
+	t := r.clock.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
+	return work, func() { t.Stop(); cancel(context.Canceled) }
+}
+
 // Options bound one Run beyond the invocation's own deadline.
+// Both are instants on the Runner's clock (Runner.Now).
 type Options struct {
 	// YieldBy: start no step after this instant (an HTTP request answering 202 in time);
 	// zero = only the invocation's budget.
@@ -161,25 +221,30 @@ func (e *ContinuationStartError) Name() string { return "ContinuationStartError"
 // answered as kind running. Errors: the call's own, or *ContinuationStartError.
 //
 // Without a Starter the call runs unbounded by steps (only the hard cut applies).
+//
+// The invocation's deadline is InvocationDeadline(ctx): on AWS the Lambda context's. Every
+// instant is read on the Runner's clock (WithClock), so a test drives a whole chain of
+// invocations in virtual time.
 func (r *Runner) Run(ctx context.Context, opts Options, call func(context.Context) (*session.Outcome, error)) (*session.Outcome, error) {
-	cut, hasCut := ctx.Deadline()
+	deadline, hasDeadline := InvocationDeadline(ctx)
+	cut, hasCut := deadline, hasDeadline
 	if !opts.CutBy.IsZero() && (!hasCut || opts.CutBy.Before(cut)) {
 		cut, hasCut = opts.CutBy, true
 	}
 	work := ctx
 	if hasCut {
 		var cancel context.CancelFunc
-		work, cancel = context.WithDeadline(ctx, cut.Add(-r.budget.Commit))
+		work, cancel = r.cutAt(ctx, cut.Add(-r.budget.Commit))
 		defer cancel()
 	}
 	if r.Async() {
 		var yield time.Time
-		if d, ok := ctx.Deadline(); ok {
-			yield = d.Add(-(r.budget.ModelTimeout + r.budget.Margin))
-			if time.Now().After(yield) {
+		if hasDeadline {
+			yield = deadline.Add(-(r.budget.ModelTimeout + r.budget.Margin))
+			if now := r.clock.Now(); now.After(yield) {
 				r.short.Do(func() {
 					r.log.WarnContext(ctx, "the invocation is shorter than one model call's timeout plus the margin: every invocation runs a single step; raise the function's timeout or lower ARCHMAX_MODEL_TIMEOUT",
-						"remaining", time.Until(d).String(), "modelTimeout", r.budget.ModelTimeout.String(), "margin", r.budget.Margin.String())
+						"remaining", deadline.Sub(now).String(), "modelTimeout", r.budget.ModelTimeout.String(), "margin", r.budget.Margin.String())
 				})
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/clock"
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store"
@@ -31,28 +32,40 @@ states:
 `
 
 // slowModel answers tool-calling steps (each sets n; tool-use ids tu_<answer number>) until
-// the history holds steps tool results, then a closing text, each after delay; a call cancelled during the delay fails with the context's error and is not
-// counted as answered.
+// the history holds steps tool results, then a closing text, each taking delay — on clock
+// when it is set (the call advances it: virtual time), else real; a call cancelled while it
+// waits fails with the context's error and is not counted as answered.
 type slowModel struct {
 	steps    int
 	delay    time.Duration
+	clock    *clock.Fake
 	answered atomic.Int64
 	block    chan struct{} // when set, every call waits for it (or the context)
+	entered  chan struct{} // when set, every call sends on it as it starts (the test's signal)
 }
 
 func (m *slowModel) Converse(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if err := model.ValidateRequest(req); err != nil {
 		return nil, err
 	}
-	wait := time.After(m.delay)
-	if m.block != nil {
-		wait = nil
+	if m.entered != nil {
+		m.entered <- struct{}{}
 	}
-	select {
-	case <-wait:
-	case <-m.block:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	switch {
+	case m.block != nil:
+		select {
+		case <-m.block:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	case m.clock != nil:
+		m.clock.Advance(m.delay)
+	default:
+		select {
+		case <-time.After(m.delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	n := m.answered.Add(1)
 	done := 0 // the steps the history shows answered
@@ -113,6 +126,16 @@ type world struct {
 	files    *memory.Files
 	model    *slowModel
 	leaseTTL time.Duration
+	clock    *clock.Fake // the engines' and the store's clock (nil: real time); see onClock
+}
+
+// onClock puts the world on a fake clock, the model's included: time passes only as the
+// model calls take it.
+func (w *world) onClock() *clock.Fake {
+	w.clock = clock.NewFake(time.Now())
+	w.log.Clock = w.clock.Now
+	w.model.clock = w.clock
+	return w.clock
 }
 
 func newWorld(t *testing.T, m *slowModel) *world {
@@ -129,8 +152,11 @@ func (w *world) engines(log store.Log) *session.Engines {
 	if log == nil {
 		log = w.log
 	}
-	return session.NewEngines(session.Config{Authored: w.authored, Log: log, Files: w.files, Model: w.model,
-		ModelID: "test-model", LeaseTTL: w.leaseTTL})
+	cfg := session.Config{Authored: w.authored, Log: log, Files: w.files, Model: w.model, ModelID: "test-model", LeaseTTL: w.leaseTTL}
+	if w.clock != nil {
+		cfg.Clock = w.clock.Now
+	}
+	return session.NewEngines(cfg)
 }
 
 // stored is the committed transcript.
@@ -181,30 +207,42 @@ func (w *world) summary(id string) *session.SessionSummary {
 	return sum
 }
 
-func invocation(d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), d)
+// invocation is a virtual invocation of d on clk: the Runner budgets for its deadline,
+// which only clk's advance brings nearer.
+func invocation(clk *clock.Fake, d time.Duration) context.Context {
+	return WithInvocationDeadline(context.Background(), clk.Now().Add(d))
+}
+
+// await waits for the model call the test is about to cut (a hang guard, not a timing).
+func await(t *testing.T, entered chan struct{}) {
+	t.Helper()
+	select {
+	case <-entered:
+	case <-time.After(time.Minute):
+		t.Fatal("the model was never called")
+	}
 }
 
 // DESIGN.md §4: a turn slowed past a short invocation deadline completes across several
 // invocations, each stopping between committed steps and starting the next; every step is
 // committed once and the model is never asked twice for a committed step.
 func TestTurnCompletesAcrossInvocations(t *testing.T) {
-	// each step takes at least 20 ms and no step starts in the last 80 ms of a 200 ms
-	// invocation, so one invocation runs at most 7 of the 17 model calls
+	// In virtual time: each model call takes 20 ms and no step starts in the last 80 ms
+	// (model timeout 60 + margin 20) of a 200 ms invocation, so an invocation runs the steps
+	// starting at 0, 20, …, 100 ms — six of the 17 model calls: 6 + 6 + 5, three invocations.
 	const steps = 16
 	w := newWorld(t, &slowModel{steps: steps, delay: 20 * time.Millisecond})
+	clk := w.onClock()
 	engines := w.engines(nil)
-	async := &InProcess{Timeout: 200 * time.Millisecond, RetryDelays: []time.Duration{}}
-	run := NewRunner(engines, async, Budget{ModelTimeout: 60 * time.Millisecond, Margin: 20 * time.Millisecond, Commit: 10 * time.Millisecond}, nil)
+	async := &InProcess{Timeout: 200 * time.Millisecond, RetryDelays: []time.Duration{}, Clock: clk}
+	run := NewRunner(engines, async, Budget{ModelTimeout: 60 * time.Millisecond, Margin: 20 * time.Millisecond, Commit: 10 * time.Millisecond}, nil, WithClock(clk))
 	async.Bind(run)
 
 	eng, err := engines.Engine(context.Background(), "counter")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := invocation(200 * time.Millisecond)
-	defer cancel()
-	out, err := run.Run(ctx, Options{}, func(ctx context.Context) (*session.Outcome, error) {
+	out, err := run.Run(invocation(clk, 200*time.Millisecond), Options{}, func(ctx context.Context) (*session.Outcome, error) {
 		return eng.Send(ctx, "c1", session.SendInput{Message: "count to twelve"})
 	})
 	if err != nil {
@@ -218,8 +256,8 @@ func TestTurnCompletesAcrossInvocations(t *testing.T) {
 	if sum.Status != session.StatusCompleted || sum.TurnID != out.TurnID || sum.Interrupted {
 		t.Fatalf("after the continuations: %s in turn %q (want completed in %q)", sum.Status, sum.TurnID, out.TurnID)
 	}
-	if invocations := 1 + async.Started(); invocations < 3 {
-		t.Errorf("the turn took %d invocations, want at least 3", invocations)
+	if invocations := 1 + async.Started(); invocations != 3 {
+		t.Errorf("the turn took %d invocations, want 3 (six model calls fit one)", invocations)
 	}
 	if got := w.model.answered.Load(); got != steps+1 {
 		t.Errorf("model answered %d calls, want %d (no step redone)", got, steps+1)
@@ -291,7 +329,7 @@ func TestDuplicateContinuationIsNoOp(t *testing.T) {
 func TestCrashBetweenCommitsResumes(t *testing.T) {
 	const steps = 6
 	w := newWorld(t, &slowModel{steps: steps, delay: time.Millisecond})
-	w.leaseTTL = 300 * time.Millisecond
+	clk := w.onClock() // the dead process's lease lapses when the test says, not when the machine gets to it
 	// the opening commit and two steps land; the third step's commit dies with the process
 	crashing := &crashLog{Log: w.log}
 	crashing.left.Store(3)
@@ -318,7 +356,7 @@ func TestCrashBetweenCommitsResumes(t *testing.T) {
 	if _, err := run.Handle(context.Background(), ref); !errors.As(err, &busy) {
 		t.Fatalf("continuation under the dead process's live lease: %v, want SessionNotResumableError", err)
 	}
-	time.Sleep(w.leaseTTL + 50*time.Millisecond)
+	clk.Advance(session.DefaultLeaseTTL + time.Millisecond)
 	res, err := run.Handle(context.Background(), ref)
 	if err != nil || res.Outcome != session.KindCompleted {
 		t.Fatalf("retry after the lease expired: %+v, %v", res, err)
@@ -376,16 +414,34 @@ func (s *recordingStarter) Start(_ context.Context, ref Ref) error {
 // A step still running at the hard cut is cancelled; the turn, committed up to the step
 // before, is handed to a continuation and answered as running.
 func TestHardCutHandsOn(t *testing.T) {
-	m := &slowModel{steps: 1, block: make(chan struct{})}
+	m := &slowModel{steps: 1, block: make(chan struct{}), entered: make(chan struct{}, 8)}
 	w := newWorld(t, m)
+	clk := w.onClock()
 	engines := w.engines(nil)
 	starter := &recordingStarter{}
-	run := NewRunner(engines, starter, Budget{}, nil)
+	run := NewRunner(engines, starter, Budget{}, nil, WithClock(clk))
 	eng, _ := engines.Engine(context.Background(), "counter")
-	out, err := run.Run(context.Background(), Options{YieldBy: time.Now().Add(time.Hour), CutBy: time.Now().Add(DefaultCommit + 100*time.Millisecond)},
-		func(ctx context.Context) (*session.Outcome, error) {
-			return eng.Send(ctx, "h1", session.SendInput{Message: "count"})
-		})
+	type result struct {
+		out *session.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := run.Run(context.Background(), Options{YieldBy: clk.Now().Add(time.Hour), CutBy: clk.Now().Add(DefaultCommit + 100*time.Millisecond)},
+			func(ctx context.Context) (*session.Outcome, error) {
+				return eng.Send(ctx, "h1", session.SendInput{Message: "count"})
+			})
+		done <- result{out, err}
+	}()
+	await(t, m.entered) // the first step is in its model call
+	clk.Advance(100 * time.Millisecond)
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the hard cut did not end the call")
+	}
+	out, err := res.out, res.err
 	if err != nil || out.Kind != session.KindRunning || len(starter.refs) != 1 || starter.refs[0].TurnID != out.TurnID || out.Disposition != session.DispositionTurn || out.Turn != 1 {
 		t.Fatalf("cut: %v %+v starts %v", err, out, starter.refs)
 	}
@@ -393,9 +449,9 @@ func TestHardCutHandsOn(t *testing.T) {
 		t.Errorf("the session is not interrupted after the cut: %+v", sum)
 	}
 	close(m.block)
-	res, err := run.Handle(context.Background(), starter.refs[0])
-	if err != nil || res.Outcome != session.KindCompleted {
-		t.Fatalf("continuation: %+v %v", res, err)
+	cont, err := run.Handle(context.Background(), starter.refs[0])
+	if err != nil || cont.Outcome != session.KindCompleted {
+		t.Fatalf("continuation: %+v %v", cont, err)
 	}
 }
 
@@ -464,21 +520,31 @@ func TestParse(t *testing.T) {
 // handed on again (that would repeat the same cut step forever) but fails, for the
 // platform's retry; the session stays interrupted.
 func TestContinuationCutInItsFirstStepIsRetriedNotHandedOn(t *testing.T) {
-	m := &slowModel{steps: 1, block: make(chan struct{})}
+	m := &slowModel{steps: 1, block: make(chan struct{}), entered: make(chan struct{}, 8)}
 	w := newWorld(t, m)
+	clk := w.onClock()
 	engines := w.engines(nil)
 	starter := &recordingStarter{}
-	run := NewRunner(engines, starter, Budget{ModelTimeout: time.Millisecond, Margin: 10 * time.Millisecond}, nil)
+	run := NewRunner(engines, starter, Budget{ModelTimeout: time.Millisecond, Margin: 10 * time.Millisecond}, nil, WithClock(clk))
 	eng, _ := engines.Engine(context.Background(), "counter")
-	out, err := run.Run(context.Background(), Options{YieldBy: time.Now()}, func(ctx context.Context) (*session.Outcome, error) {
+	out, err := run.Run(context.Background(), Options{YieldBy: clk.Now()}, func(ctx context.Context) (*session.Outcome, error) {
 		return eng.Send(ctx, "x1", session.SendInput{Message: "count"})
 	})
 	if err != nil || out.Kind != session.KindRunning || len(starter.refs) != 1 {
 		t.Fatalf("opening: %v %+v", err, out)
 	}
-	ctx, cancel := invocation(150 * time.Millisecond)
-	defer cancel()
-	_, err = run.Handle(ctx, starter.refs[0])
+	handled := make(chan error, 1)
+	go func() {
+		_, err := run.Handle(invocation(clk, 150*time.Millisecond), starter.refs[0])
+		handled <- err
+	}()
+	await(t, m.entered)                 // the continuation's first step is in its model call
+	clk.Advance(150 * time.Millisecond) // past the cut, 10 ms before the invocation's end
+	select {
+	case err = <-handled:
+	case <-time.After(time.Minute):
+		t.Fatal("the hard cut did not end the continuation")
+	}
 	var ta *session.TurnAbortedError
 	if !errors.As(err, &ta) || ta.Interrupted {
 		t.Fatalf("cut continuation: %v, want a TurnAbortedError that is not handed on", err)
@@ -516,7 +582,7 @@ func TestFixtureEvent(t *testing.T) {
 // Stop cancels running in-process continuations: each commits what ran and releases its
 // lease (the turn interrupted, for the next process), and nothing starts afterwards.
 func TestInProcessStop(t *testing.T) {
-	m := &slowModel{steps: 1, block: make(chan struct{})}
+	m := &slowModel{steps: 1, block: make(chan struct{}), entered: make(chan struct{}, 8)}
 	w := newWorld(t, m)
 	engines := w.engines(nil)
 	async := &InProcess{RetryDelays: []time.Duration{time.Hour}}
@@ -529,7 +595,7 @@ func TestInProcessStop(t *testing.T) {
 	if err != nil || out.Kind != session.KindRunning || async.Started() != 1 {
 		t.Fatalf("opening: %v %+v started %d", err, out, async.Started())
 	}
-	time.Sleep(50 * time.Millisecond) // the continuation is now blocked in its model call
+	await(t, m.entered) // the continuation is now blocked in its model call
 	async.Stop()
 	if sum := w.summary("p1"); !sum.Interrupted || sum.Status != session.StatusRunning {
 		t.Errorf("after Stop: %+v, want an interrupted running turn (lease released)", sum)

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/lambda/types"
+
+	"github.com/archmax-ai/archmax/core/clock"
 )
 
 // Invoker is the part of *lambda.Client a LambdaStarter uses.
@@ -61,6 +63,11 @@ type InProcess struct {
 	Timeout     time.Duration   // one invocation's time (default 15 min, Lambda's maximum)
 	RetryDelays []time.Duration // default 1 s, 5 s
 	Log         *slog.Logger
+	// Clock is nil in `archmax serve`: each invocation's context has the real deadline
+	// now+Timeout. A test sets it to the Runner's fake clock (WithClock): each invocation then
+	// carries the virtual deadline Clock.Now()+Timeout (WithInvocationDeadline) and no real
+	// one, and the retry delays pass on Clock.
+	Clock clock.Clock
 
 	mu      sync.Mutex
 	runner  *Runner
@@ -107,10 +114,17 @@ func (p *InProcess) Start(_ context.Context, ref Ref) error {
 	if delays == nil {
 		delays = []time.Duration{time.Second, 5 * time.Second}
 	}
+	virtual := p.Clock
 	go func() {
 		defer p.wg.Done()
 		for attempt := 0; ; attempt++ {
-			ctx, cancel := context.WithTimeout(base, timeout)
+			var ctx context.Context
+			cancel := func() {}
+			if virtual != nil {
+				ctx = WithInvocationDeadline(base, virtual.Now().Add(timeout))
+			} else {
+				ctx, cancel = context.WithTimeout(base, timeout)
+			}
 			_, err := r.Handle(ctx, ref)
 			cancel()
 			if err == nil || base.Err() != nil {
@@ -122,9 +136,12 @@ func (p *InProcess) Start(_ context.Context, ref Ref) error {
 				}
 				return
 			}
+			retry := make(chan struct{})
+			t := clock.OrReal(virtual).AfterFunc(delays[attempt], func() { close(retry) })
 			select {
-			case <-time.After(delays[attempt]):
+			case <-retry:
 			case <-base.Done():
+				t.Stop()
 				return
 			}
 		}
