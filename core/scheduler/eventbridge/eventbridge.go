@@ -37,6 +37,9 @@ type Config struct {
 	TargetARN string
 	// RoleARN is the IAM role EventBridge Scheduler assumes to invoke TargetARN.
 	RoleARN string
+	// Now is the clock MinLead counts from: nil is time.Now (production); a test passes the
+	// engine's fake clock, so a re-arranged wake lands where the first one did.
+	Now func() time.Time
 }
 
 // Wake is the target Input of every schedule, as JSON: {"sessionId": …, "parkId": …}.
@@ -75,7 +78,7 @@ func (s *Scheduler) Schedule(ctx context.Context, sessionID, parkID string, at t
 	in := &scheduler.CreateScheduleInput{
 		Name:                       aws.String(Name(sessionID, parkID)),
 		GroupName:                  s.group(),
-		ScheduleExpression:         aws.String(expression(fireTime(at, time.Now()))),
+		ScheduleExpression:         aws.String(expression(fireTime(at, s.now()))),
 		ScheduleExpressionTimezone: aws.String("UTC"),
 		FlexibleTimeWindow:         &types.FlexibleTimeWindow{Mode: types.FlexibleTimeWindowModeOff},
 		ActionAfterCompletion:      types.ActionAfterCompletionDelete,
@@ -130,6 +133,13 @@ func (s *Scheduler) Cancel(ctx context.Context, sessionID, parkID string) error 
 		return nil
 	}
 	return fmt.Errorf("eventbridge scheduler: delete schedule %s: %w", name, err)
+}
+
+func (s *Scheduler) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
 }
 
 func (s *Scheduler) group() *string {

@@ -146,21 +146,22 @@ func TestSchedule_DistinctParksAreDistinctSchedules(t *testing.T) {
 // EventBridge refuses at() in the past: a past (or imminent) resumeAt is scheduled MinLead
 // from now, so the wake still comes (the wake itself finds the park due).
 func TestSchedule_PastResumeAtIsScheduledOneMinuteFromNow(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 250e6, time.UTC)
 	for _, at := range []time.Time{
 		time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC),
-		time.Now().Add(-time.Second),
-		time.Now().Add(10 * time.Second),
+		now.Add(-time.Second),
+		now.Add(10 * time.Second),
 	} {
-		s, fake, _ := newScheduler(t)
-		before := time.Now()
+		fake := schedulerfake.New()
+		c := cfg
+		c.Now = func() time.Time { return now }
+		s := eventbridge.New(newClient(t, fake), c)
 		if err := s.Schedule(context.Background(), "s", "p", at); err != nil {
 			t.Fatal(err)
 		}
-		after := time.Now()
-		got := only(t, fake)
-		lo, hi := before.Add(eventbridge.MinLead), after.Add(eventbridge.MinLead+time.Second)
-		if got.At.Before(lo.Truncate(time.Second)) || got.At.After(hi) {
-			t.Errorf("resumeAt %v scheduled %s, want within [%v, %v]", at, got.Expression, lo, hi)
+		// now + MinLead, rounded up to the whole second
+		if got := only(t, fake); got.Expression != "at(2026-11-30T12:01:01)" {
+			t.Errorf("resumeAt %v scheduled %s, want at(2026-11-30T12:01:01)", at, got.Expression)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 // Package local implements the session.Scheduler port in process for the local CLI and
-// `archmax serve` (DESIGN.md §5, spec 02 §4.4): one time.Timer per park. Wakes do not survive
-// the process; the sweep over overdue parks covers a restart.
+// `archmax serve` (DESIGN.md §5, spec 02 §4.4): one timer per park, on the system clock
+// (WithClock: a test's fake one). Wakes do not survive the process; the sweep over overdue
+// parks covers a restart.
 package local
 
 import (
@@ -8,6 +9,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/archmax-ai/archmax/core/clock"
 )
 
 // ErrClosed is returned by Schedule after Close.
@@ -17,7 +20,8 @@ var ErrClosed = errors.New("local scheduler: closed")
 // time, on a goroutine of its own. It is safe for concurrent use; fire may call Schedule and
 // Cancel, but not Close.
 type Loop struct {
-	fire func(sessionID, parkID string)
+	fire  func(sessionID, parkID string)
+	clock clock.Clock
 
 	mu      sync.Mutex
 	pending map[key]*entry
@@ -28,11 +32,22 @@ type Loop struct {
 type key struct{ sessionID, parkID string }
 
 // entry is one armed timer; its identity tells a live timer from a replaced or cancelled one.
-type entry struct{ timer *time.Timer }
+type entry struct{ timer clock.Timer }
+
+// Option configures a Loop.
+type Option func(*Loop)
+
+// WithClock arms the timers on c instead of the system clock (clock.Real): a test's fake
+// clock, which must be the engine's too (session.Config.Clock).
+func WithClock(c clock.Clock) Option { return func(l *Loop) { l.clock = clock.OrReal(c) } }
 
 // New returns a Loop that calls fire when a scheduled time comes.
-func New(fire func(sessionID, parkID string)) *Loop {
-	return &Loop{fire: fire, pending: map[key]*entry{}}
+func New(fire func(sessionID, parkID string), opts ...Option) *Loop {
+	l := &Loop{fire: fire, clock: clock.Real, pending: map[key]*entry{}}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
 }
 
 // Schedule arms the wake of park parkID of session sessionID at at, replacing any wake armed
@@ -52,7 +67,7 @@ func (l *Loop) Schedule(_ context.Context, sessionID, parkID string, at time.Tim
 	// The callback waits for l.mu, so it cannot see the map before e is stored.
 	// a millisecond late rather than a hair early: resumeAt is kept to the millisecond and a
 	// timer may fire before the wall clock reads it (an early wake is re-armed anyway)
-	e.timer = time.AfterFunc(time.Until(at)+time.Millisecond, func() { l.run(k, e) })
+	e.timer = l.clock.AfterFunc(at.Sub(l.clock.Now())+time.Millisecond, func() { l.run(k, e) })
 	l.pending[k] = e
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/clock"
 	"github.com/archmax-ai/archmax/core/scheduler/local"
 	"github.com/archmax-ai/archmax/core/session"
 )
@@ -20,51 +21,63 @@ type firing struct {
 	at                time.Time
 }
 
-// recorder collects fires on a channel.
-type recorder struct{ ch chan firing }
-
-func newRecorder() *recorder { return &recorder{ch: make(chan firing, 100)} }
-
-func (r *recorder) fire(sessionID, parkID string) {
-	r.ch <- firing{sessionID, parkID, time.Now()}
+// recorder collects fires on a channel, each with the time its clock read.
+type recorder struct {
+	ch  chan firing
+	now func() time.Time
 }
 
-// next waits for a fire (failing after a generous bound).
+func newRecorder(now func() time.Time) *recorder {
+	return &recorder{ch: make(chan firing, 100), now: now}
+}
+
+func (r *recorder) fire(sessionID, parkID string) {
+	r.ch <- firing{sessionID, parkID, r.now()}
+}
+
+// next takes a fire, waiting for one that runs on its own goroutine (a hang guard bounds
+// the wait; it is never the thing asserted).
 func (r *recorder) next(t *testing.T) firing {
 	t.Helper()
 	select {
 	case f := <-r.ch:
 		return f
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("no fire")
 		return firing{}
 	}
 }
 
-// none asserts no fire arrives within d.
-func (r *recorder) none(t *testing.T, d time.Duration) {
+// none asserts nothing has fired. On the fake clock a timer fires inside the Advance that
+// reaches it, so "not yet" needs no waiting.
+func (r *recorder) none(t *testing.T) {
 	t.Helper()
 	select {
 	case f := <-r.ch:
 		t.Fatalf("unexpected fire %+v", f)
-	case <-time.After(d):
+	default:
 	}
 }
 
-func newLoop(t *testing.T) (*local.Loop, *recorder) {
-	r := newRecorder()
-	l := local.New(r.fire)
+// newLoop is a Loop on a fake clock: time passes only by Advance.
+func newLoop(t *testing.T) (*local.Loop, *recorder, *clock.Fake) {
+	clk := clock.NewFake(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	r := newRecorder(clk.Now)
+	l := local.New(r.fire, local.WithClock(clk))
 	t.Cleanup(l.Close)
-	return l, r
+	return l, r, clk
 }
 
 // Spec 02 §4.4: the wake comes once, never before resumeAt.
 func TestLoop_FiresOnceAtTheTime(t *testing.T) {
-	l, r := newLoop(t)
-	at := time.Now().Add(30 * time.Millisecond)
+	l, r, clk := newLoop(t)
+	at := clk.Now().Add(30 * time.Millisecond)
 	if err := l.Schedule(context.Background(), "s1", "p1", at); err != nil {
 		t.Fatal(err)
 	}
+	clk.Advance(30 * time.Millisecond)
+	r.none(t) // a millisecond late rather than a hair early
+	clk.Advance(time.Millisecond)
 	f := r.next(t)
 	if f.sessionID != "s1" || f.parkID != "p1" {
 		t.Fatalf("fired %+v", f)
@@ -72,11 +85,12 @@ func TestLoop_FiresOnceAtTheTime(t *testing.T) {
 	if f.at.Before(at) {
 		t.Fatalf("fired %v before resumeAt", at.Sub(f.at))
 	}
-	r.none(t, 60*time.Millisecond)
+	clk.Advance(time.Hour)
+	r.none(t)
 }
 
 func TestLoop_PastTimeFiresAtOnce(t *testing.T) {
-	l, r := newLoop(t)
+	l, r, _ := newLoop(t)
 	if err := l.Schedule(context.Background(), "s", "p", time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
@@ -86,9 +100,9 @@ func TestLoop_PastTimeFiresAtOnce(t *testing.T) {
 }
 
 func TestLoop_CancelPreventsFiring(t *testing.T) {
-	l, r := newLoop(t)
+	l, r, clk := newLoop(t)
 	ctx := context.Background()
-	if err := l.Schedule(ctx, "s", "p", time.Now().Add(20*time.Millisecond)); err != nil {
+	if err := l.Schedule(ctx, "s", "p", clk.Now().Add(20*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Cancel(ctx, "s", "p"); err != nil {
@@ -97,31 +111,37 @@ func TestLoop_CancelPreventsFiring(t *testing.T) {
 	if err := l.Cancel(ctx, "s", "unknown"); err != nil {
 		t.Fatalf("Cancel of an unknown park: %v", err)
 	}
-	r.none(t, 80*time.Millisecond)
+	clk.Advance(time.Hour)
+	r.none(t)
 }
 
 // Rescheduling a park replaces its wake: only the latest time fires, once.
 func TestLoop_RescheduleReplaces(t *testing.T) {
-	l, r := newLoop(t)
+	l, r, clk := newLoop(t)
 	ctx := context.Background()
-	if err := l.Schedule(ctx, "s", "p", time.Now().Add(10*time.Millisecond)); err != nil {
+	if err := l.Schedule(ctx, "s", "p", clk.Now().Add(10*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	later := time.Now().Add(80 * time.Millisecond)
+	clk.Advance(5 * time.Millisecond)
+	later := clk.Now().Add(80 * time.Millisecond)
 	if err := l.Schedule(ctx, "s", "p", later); err != nil {
 		t.Fatal(err)
 	}
+	clk.Advance(80 * time.Millisecond) // past the first time, not yet the second
+	r.none(t)
+	clk.Advance(time.Millisecond)
 	if f := r.next(t); f.at.Before(later) {
 		t.Fatalf("the replaced wake fired (%v before the new time)", later.Sub(f.at))
 	}
-	r.none(t, 50*time.Millisecond)
+	clk.Advance(time.Hour)
+	r.none(t)
 }
 
 // Other parks, of the same or another session, keep their own wakes.
 func TestLoop_ParksAreIndependent(t *testing.T) {
-	l, r := newLoop(t)
+	l, r, clk := newLoop(t)
 	ctx := context.Background()
-	at := time.Now().Add(10 * time.Millisecond)
+	at := clk.Now().Add(10 * time.Millisecond)
 	for _, k := range [][2]string{{"a", "p1"}, {"a", "p2"}, {"b", "p1"}} {
 		if err := l.Schedule(ctx, k[0], k[1], at); err != nil {
 			t.Fatal(err)
@@ -130,6 +150,7 @@ func TestLoop_ParksAreIndependent(t *testing.T) {
 	if err := l.Cancel(ctx, "a", "p2"); err != nil {
 		t.Fatal(err)
 	}
+	clk.Advance(11 * time.Millisecond)
 	got := map[string]bool{}
 	for range 2 {
 		f := r.next(t)
@@ -138,18 +159,19 @@ func TestLoop_ParksAreIndependent(t *testing.T) {
 	if !got["a/p1"] || !got["b/p1"] {
 		t.Fatalf("fired %v, want a/p1 and b/p1", got)
 	}
-	r.none(t, 40*time.Millisecond)
+	clk.Advance(time.Hour)
+	r.none(t)
 }
 
 func TestLoop_CloseStopsAndRefuses(t *testing.T) {
-	r := newRecorder()
-	l := local.New(r.fire)
-	if err := l.Schedule(context.Background(), "s", "p", time.Now().Add(20*time.Millisecond)); err != nil {
+	l, r, clk := newLoop(t)
+	if err := l.Schedule(context.Background(), "s", "p", clk.Now().Add(20*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	r.none(t, 80*time.Millisecond)
-	if err := l.Schedule(context.Background(), "s", "p", time.Now()); !errors.Is(err, local.ErrClosed) {
+	clk.Advance(time.Hour)
+	r.none(t)
+	if err := l.Schedule(context.Background(), "s", "p", clk.Now()); !errors.Is(err, local.ErrClosed) {
 		t.Fatalf("Schedule after Close: %v, want ErrClosed", err)
 	}
 	if err := l.Cancel(context.Background(), "s", "p"); err != nil {
@@ -158,7 +180,9 @@ func TestLoop_CloseStopsAndRefuses(t *testing.T) {
 	l.Close() // idempotent
 }
 
-// Close waits for a fire in progress; fire may schedule again (a re-park).
+// Close waits for a fire in progress; fire may schedule again (a re-park). On the system
+// clock: a time already past fires at once, and "Close has not returned yet" can only hold
+// longer on a slow machine, never fail.
 func TestLoop_CloseWaitsForRunningFire(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	var l *local.Loop
