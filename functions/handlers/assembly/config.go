@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/clock"
 	"github.com/archmax-ai/archmax/functions/handlers/access"
 )
 
@@ -84,6 +85,10 @@ type Config struct {
 	// Access is who may do what on the HTTP API (EnvJWTScopePrefix, EnvIAMAdmins,
 	// EnvIAMDeciders, EnvFourEyes).
 	Access access.Policy
+	// Clock is nil on AWS (the system clock; never from the environment). A test sets a
+	// fake one: the engines, the Scheduler adapter's MinLead and the Runner's budget then
+	// read it, and its invocations carry continuation.WithInvocationDeadline.
+	Clock clock.Clock
 }
 
 // Local reports whether an endpoint override is set.

@@ -28,22 +28,24 @@ const turnFunction = "archmax-turn"
 
 // DESIGN.md §4 on the real protocols: the turn function answers a start 202 once the
 // opening is committed, then continues the turn by invoking itself asynchronously through
-// the Lambda API (local/lambdafake, 1 s per invocation) while every model call takes
-// 100 ms; the turn completes across at least three invocations with every step committed to
-// DynamoDB exactly once. A duplicated continuation event is a no-op.
+// the Lambda API (local/lambdafake); the turn completes across three invocations with every
+// step committed to DynamoDB exactly once. A duplicated continuation event is a no-op.
+//
+// In virtual time, on the production budget: each invocation has Lambda's 15 minutes and
+// starts no step in the last 4 min 20 s (ARCHMAX_MODEL_TIMEOUT 4 min + ARCHMAX_CONTINUE_MARGIN
+// 20 s); each model call takes 2 minutes. An invocation makes the calls starting at 0, 2, …,
+// 10 min: the HTTP start makes none (it answers after the opening), the continuations 6 and
+// the last 5 of the 11.
 func TestTurnContinuesAcrossLambdaInvocations(t *testing.T) {
 	s := newStack(t, "long.model.yaml")
-	s.warm(t)
+	clk := s.virtualTime()
 	var modelCalls atomic.Int64
-	s.onModelCall(func() { modelCalls.Add(1); time.Sleep(100 * time.Millisecond) })
+	s.onModelCall(func() { modelCalls.Add(1); clk.Advance(modelCall) })
 
-	// no step starts in the last 300 ms of a 1 s invocation, so one invocation makes at most
-	// 7 of the 11 model calls of 100 ms each
-	const timeout = time.Second
-	fake, fn := continuingTurnFunction(t, s, timeout)
+	fake, fn := continuingTurnFunction(t, s)
 
 	// API Gateway's invocation of the function (the HTTP start): it answers after the opening
-	id, turn := startRunning(t, fn, "parcel", `{"message":"work through the ten steps"}`)
+	id, turn := startRunning(t, s, fn, "parcel", `{"message":"work through the ten steps"}`)
 
 	wait, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
@@ -64,10 +66,8 @@ func TestTurnContinuesAcrossLambdaInvocations(t *testing.T) {
 			t.Errorf("invocation payload %s is not this turn's continuation", inv.Payload)
 		}
 	}
-	total := 1 + len(invs)
-	t.Logf("the turn took %d invocations (1 HTTP + %d continuations)", total, len(invs))
-	if total < 3 {
-		t.Errorf("the turn took %d invocations, want at least 3", total)
+	if total := 1 + len(invs); total != 3 {
+		t.Errorf("the turn took %d invocations (1 HTTP + %d continuations), want 3", total, len(invs))
 	}
 	if got := modelCalls.Load(); got != 11 {
 		t.Errorf("the model was called %d times, want 11 (each step once)", got)
@@ -169,68 +169,77 @@ func TestDecisionIsAcceptedAndContinued(t *testing.T) {
 	}
 }
 
-// lambdaAssembly points the stack's functions at a Lambda fake of the given invocation
-// timeout as their continuation starter, named function, and assembles them as their main
-// does (assembly.FromEnv).
-func lambdaAssembly(t *testing.T, s *stack, function string, timeout time.Duration) (*lambdafake.Fake, *assembly.Assembly) {
+// Virtual time of the continuing functions (DECISIONS T18-3): Lambda's 15-minute invocation
+// with the production budget (ARCHMAX_MODEL_TIMEOUT and ARCHMAX_CONTINUE_MARGIN unset), and
+// a model call that takes 2 minutes of it when a test advances the clock by modelCall.
+const (
+	invocation = 15 * time.Minute
+	modelCall  = 2 * time.Minute
+	// hangGuard is the Lambda fake's real timeout: an invocation still running after it
+	// has hung (a failure), it is no budget.
+	hangGuard = 2 * time.Minute
+)
+
+// lambdaAssembly points the stack's functions at a Lambda fake as their continuation
+// starter, named function, and assembles them as their main does, on the stack's virtual
+// clock (virtualTime).
+func lambdaAssembly(t *testing.T, s *stack, function string) (*lambdafake.Fake, *assembly.Assembly) {
 	t.Helper()
-	fake := lambdafake.New(lambdafake.WithTimeout(timeout), lambdafake.WithRetryDelays(100*time.Millisecond))
+	s.virtualTime()
+	fake := lambdafake.New(lambdafake.WithTimeout(hangGuard), lambdafake.WithRetryDelays(100*time.Millisecond))
 	t.Cleanup(fake.Close)
 	lambdaAPI := httptest.NewServer(fake)
 	t.Cleanup(lambdaAPI.Close)
 	s.env[assembly.EnvLambdaEndpoint] = lambdaAPI.URL
 	s.env["AWS_LAMBDA_FUNCTION_NAME"] = function
-	a, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := s.assemble(t)
 	if !a.Runner.Async() {
 		t.Fatal("AWS_LAMBDA_FUNCTION_NAME did not give the assembly a continuation starter")
 	}
 	return fake, a
 }
 
-// continuingTurnFunction is the turn function as its main builds it, in invocations of
-// timeout with a 200 ms model timeout and a 100 ms margin, serving API Gateway and its own
-// continuation events through the Lambda fake.
-func continuingTurnFunction(t *testing.T, s *stack, timeout time.Duration) (*lambdafake.Fake, *starts.Handler) {
-	t.Helper()
-	s.env[assembly.EnvModelTimeout] = "200ms"
-	s.env[assembly.EnvContinueMargin] = "100ms"
-	fake, a := lambdaAssembly(t, s, turnFunction, timeout)
-	fn := starts.New(a.Engines, a.Runner, nil, nil, httpapi.WithPolicy(a.Access))
-	fake.Register(turnFunction, func(ctx context.Context, payload []byte) ([]byte, error) {
-		out, err := fn.Handle(ctx, payload)
+// register serves function name on the Lambda fake with handle, each invocation given the
+// virtual deadline of an invocation on the stack's clock — as Lambda gives its handler the
+// real one.
+func (s *stack) register(fake *lambdafake.Fake, name string, handle func(context.Context, []byte) (any, error)) {
+	fake.Register(name, func(ctx context.Context, payload []byte) ([]byte, error) {
+		out, err := handle(continuation.WithInvocationDeadline(ctx, s.clock.Now().Add(invocation)), payload)
 		if err != nil {
 			return nil, err
 		}
 		return json.Marshal(out)
 	})
+}
+
+// continuingTurnFunction is the turn function as its main builds it, serving API Gateway
+// and its own continuation events through the Lambda fake.
+func continuingTurnFunction(t *testing.T, s *stack) (*lambdafake.Fake, *starts.Handler) {
+	t.Helper()
+	fake, a := lambdaAssembly(t, s, turnFunction)
+	fn := starts.New(a.Engines, a.Runner, nil, nil, httpapi.WithPolicy(a.Access))
+	s.register(fake, turnFunction, func(ctx context.Context, payload []byte) (any, error) { return fn.Handle(ctx, payload) })
 	return fake, fn
 }
 
-// continuingDecideFunction is the decide function as its main builds it (10 s invocations),
-// serving API Gateway and its own continuation events through the Lambda fake.
+// continuingDecideFunction is the decide function as its main builds it, serving API
+// Gateway and its own continuation events through the Lambda fake.
 func continuingDecideFunction(t *testing.T, s *stack) (*lambdafake.Fake, *httpapi.Handler) {
 	t.Helper()
-	fake, a := lambdaAssembly(t, s, "archmax-decide", 10*time.Second)
+	fake, a := lambdaAssembly(t, s, "archmax-decide")
 	decide := httpapi.New(a.Engines, a.Runner, nil, httpapi.WithPolicy(a.Access))
-	fake.Register("archmax-decide", func(ctx context.Context, payload []byte) ([]byte, error) {
-		out, err := decide.HandleOrEvent(ctx, payload, "decide", nil)
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(out)
+	s.register(fake, "archmax-decide", func(ctx context.Context, payload []byte) (any, error) {
+		return decide.HandleOrEvent(ctx, payload, "decide", nil)
 	})
 	return fake, decide
 }
 
-// startRunning sends API Gateway's start request for workflow to the turn function and
-// checks it is answered 202 running; it returns the session and turn ids.
-func startRunning(t *testing.T, fn *starts.Handler, workflow, body string) (id, turn string) {
+// startRunning sends API Gateway's start request for workflow to the turn function, in an
+// invocation of the stack's virtual time, and checks it is answered 202 running; it returns
+// the session and turn ids.
+func startRunning(t *testing.T, s *stack, fn *starts.Handler, workflow, body string) (id, turn string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	ctx := continuation.WithInvocationDeadline(context.Background(), s.clock.Now().Add(invocation))
 	raw, _ := json.Marshal(startReq(workflow, body))
 	out, err := fn.Handle(ctx, raw)
 	if err != nil {

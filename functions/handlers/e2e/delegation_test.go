@@ -485,20 +485,21 @@ func TestDelegatedParkIsDecidedThroughTheParent(t *testing.T) {
 }
 
 // DESIGN.md §4 and spec 02 §8.3 on the real protocols: the turn function answers the start
-// 202 and continues by invoking itself through the Lambda API (1 s invocations, 100 ms model
-// calls). The badge-check child's ten steps do not fit one invocation: it stops between two
+// 202 and continues by invoking itself through the Lambda API (in virtual time: 15-minute
+// invocations that make six 2-minute model calls, as TestTurnContinuesAcrossLambdaInvocations
+// says). The badge-check child's ten steps do not fit one invocation: it stops between two
 // committed steps with its parent, and the next invocation carries both on from their own
 // checkpoints. The turn completes with every parent and child step committed exactly once,
 // and a duplicated continuation changes nothing.
 func TestDelegatedChildContinuesAcrossLambdaInvocations(t *testing.T) {
 	s := newDelegationStack(t, "badge-desk-slow.model.yaml")
-	s.warm(t)
+	clk := s.virtualTime()
 	var modelCalls atomic.Int64
-	s.onModelCall(func() { modelCalls.Add(1); time.Sleep(100 * time.Millisecond) })
+	s.onModelCall(func() { modelCalls.Add(1); clk.Advance(modelCall) })
 
-	fake, fn := continuingTurnFunction(t, s, time.Second)
+	fake, fn := continuingTurnFunction(t, s)
 
-	id, turn := startRunning(t, fn, "badge-desk", jsonText(t, map[string]string{"message": danaMessage}))
+	id, turn := startRunning(t, s, fn, "badge-desk", jsonText(t, map[string]string{"message": danaMessage}))
 	child := id + "~1"
 
 	wait, stop := context.WithTimeout(context.Background(), 30*time.Second)
@@ -518,9 +519,10 @@ func TestDelegatedChildContinuesAcrossLambdaInvocations(t *testing.T) {
 			t.Errorf("invocation %+v: want first-attempt continuations of the parent's turn that ended cleanly", inv)
 		}
 	}
-	t.Logf("the turn took %d invocations (1 HTTP + %d continuations)", 1+len(invs), len(invs))
-	if len(invs) < 2 {
-		t.Errorf("%d continuations, want at least 2 (the child cannot finish in one)", len(invs))
+	// the first continuation makes the desk's call and five of the child's, the second the
+	// child's last five and the desk's closing call
+	if len(invs) != 2 {
+		t.Errorf("%d continuations, want 2 (six model calls fit one)", len(invs))
 	}
 	if got := modelCalls.Load(); got != 12 {
 		t.Errorf("the model was called %d times, want 12 (each step once: desk 2, child 10)", got)
@@ -534,10 +536,8 @@ func TestDelegatedChildContinuesAcrossLambdaInvocations(t *testing.T) {
 	}
 	cmsgs := s.messages(t, child, 0, 100)
 	checkChildSteps(t, cmsgs)
-	_, epochs := s.itemEpochs(t, child, "M")
-	t.Logf("the child's messages were written under %d leases", epochs)
-	if epochs < 2 {
-		t.Errorf("the child's messages were written under %d lease(s), want at least 2 (it was not carried across invocations)", epochs)
+	if _, epochs := s.itemEpochs(t, child, "M"); epochs != 2 {
+		t.Errorf("the child's messages were written under %d lease(s), want 2 (one per continuation)", epochs)
 	}
 	s.checkCommittedOnce(t, child)
 	s.checkCommittedOnce(t, id)

@@ -90,6 +90,7 @@ func TestConcurrentDecisionsOnOnePark(t *testing.T) {
 func TestDeliveryRacingAWake(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, "race-wake.model.yaml")
+	s.virtualTime()
 	l := s.boot(t)
 	id, _, resumeAt := parkWaiting(t, l, "Tell me when the parcel arrives, or in a second.")
 	schedules := s.sched.Schedules()
@@ -97,7 +98,7 @@ func TestDeliveryRacingAWake(t *testing.T) {
 		t.Fatalf("schedules = %+v, want one", schedules)
 	}
 	input := schedules[0].Target.Input
-	sleepUntil(resumeAt)
+	s.advanceTo(resumeAt)
 
 	var (
 		delivered answer

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/archmax-ai/archmax/core/clock"
 	"github.com/archmax-ai/archmax/core/model/scripted"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store"
@@ -57,6 +57,52 @@ type stack struct {
 
 	mu          sync.Mutex
 	beforeModel func() // run before each Converse call is answered (nil: nothing)
+
+	// clock is the functions' clock once virtualTime was called (nil: real time): every
+	// Lambda booted after that reads it — its engines, its Scheduler adapter, its Runner.
+	clock *clock.Fake
+}
+
+// virtualTime puts the Lambdas booted from now on on a fake clock that moves only as the
+// test advances it (DECISIONS T18-3): parks fall due, invocations run out and schedules are
+// set by the test's own steps, never by how fast the machine is.
+func (s *stack) virtualTime() *clock.Fake {
+	if s.clock == nil {
+		s.clock = clock.NewFake(time.Now())
+	}
+	return s.clock
+}
+
+// advanceTo moves the stack's fake clock to at (nothing when it is there already).
+func (s *stack) advanceTo(at time.Time) {
+	if d := at.Sub(s.clock.Now()); d > 0 {
+		s.clock.Advance(d)
+	}
+}
+
+// assemble starts a function as its main does (assembly.FromEnv), on the stack's clock.
+func (s *stack) assemble(t *testing.T) *assembly.Assembly {
+	t.Helper()
+	cfg, err := assembly.ConfigFromEnv(func(k string) string { return s.env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.clock != nil {
+		cfg.Clock = s.clock
+	}
+	a, err := assembly.Open(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// now is the stack's clock for the handlers that take one (nil: real time).
+func (s *stack) now() func() time.Time {
+	if s.clock == nil {
+		return nil
+	}
+	return s.clock.Now
 }
 
 func newStack(t *testing.T, modelScript string) *stack {
@@ -120,7 +166,7 @@ func (s *stack) onModelCall(hook func()) {
 }
 
 // lambdas are the four functions of the bundle, each started as its main starts it: its
-// own assembly.FromEnv (its own clients and engine cache), then its handler.
+// own assembly (its own clients and engine cache), then its handler.
 type lambdas struct {
 	turn, decide *httpapi.Handler
 	deliver      *deliveries.Handler
@@ -131,19 +177,12 @@ type lambdas struct {
 // in memory: only DynamoDB, S3 and the peers.
 func (s *stack) boot(t *testing.T) *lambdas {
 	t.Helper()
-	start := func() *assembly.Assembly {
-		a, err := assembly.FromEnv(context.Background(), func(k string) string { return s.env[k] }, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
-	turn, decide, deliver, wake := start(), start(), start(), start()
+	turn, decide, deliver, wake := s.assemble(t), s.assemble(t), s.assemble(t), s.assemble(t)
 	return &lambdas{
 		turn:    httpapi.New(turn.Engines, turn.Runner, nil, httpapi.WithPolicy(turn.Access)),
 		decide:  httpapi.New(decide.Engines, decide.Runner, nil, httpapi.WithPolicy(decide.Access)),
 		deliver: deliveries.New(deliver.Engines, deliver.Runner, nil, httpapi.WithPolicy(deliver.Access)),
-		wake:    wakes.New(wake.Engines, wake.Runner, nil, nil),
+		wake:    wakes.New(wake.Engines, wake.Runner, nil, s.now()),
 	}
 }
 
@@ -402,32 +441,4 @@ func (s *stack) items(t *testing.T, id string) map[string]int {
 		}
 	}
 	return counts
-}
-
-// warm runs a few full write cycles (lease, commit with items, read, release) against the
-// stack's table, so the timing-sensitive tests do not measure DynamoDB Local's JIT warm-up.
-func (s *stack) warm(t *testing.T) {
-	t.Helper()
-	ctx := context.Background()
-	now := "2026-11-30T00:00:00.000Z"
-	for i := range 8 {
-		id := "warm-up-" + strconv.Itoa(i%2)
-		h, err := s.log.Acquire(ctx, id, "warm", time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		head := *h
-		head.SessionID, head.Workflow, head.Status, head.CreatedAt, head.UpdatedAt = id, "warm", "running", now, now
-		head.Body, head.Messages = json.RawMessage(`{"workflow":"warm"}`), h.Messages+1
-		if _, err := s.log.Commit(ctx, id, "warm", &store.Commit{ExpectedVersion: h.Version, Head: head,
-			Messages: []json.RawMessage{json.RawMessage(`{"role":"user","text":"warm"}`)}}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.log.Messages(ctx, id, 0, head.Messages); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.log.Release(ctx, id, "warm"); err != nil {
-			t.Fatal(err)
-		}
-	}
 }

@@ -30,9 +30,6 @@ func parkWaiting(t *testing.T, l *lambdas, message string) (id, parkID string, r
 	return id, a.parkID(), at
 }
 
-// sleepUntil waits until the engine's clock (real time) is past at.
-func sleepUntil(at time.Time) { time.Sleep(time.Until(at) + 5*time.Millisecond) }
-
 // DESIGN.md §5, spec 02 §4.4: a timed park creates an EventBridge Scheduler one-time
 // schedule targeting the wake Lambda with {sessionId, parkId}; the wake Lambda given that
 // input wakes the park only once it is due — with the timer trigger and the variable
@@ -40,8 +37,9 @@ func sleepUntil(at time.Time) { time.Sleep(time.Until(at) + 5*time.Millisecond) 
 func TestTimedParkIsScheduledAndWoken(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, "timer.model.yaml")
+	clk := s.virtualTime() // the park falls due when the test says, and the early wake is early
 	l := s.boot(t)
-	parkedAt := time.Now()
+	parkedAt := clk.Now()
 	id, parkID, resumeAt := parkWaiting(t, l, "Remind me in a second.")
 
 	schedules := s.sched.Schedules()
@@ -73,7 +71,11 @@ func TestTimedParkIsScheduledAndWoken(t *testing.T) {
 		t.Errorf("an early wake wrote: version %d → %d, status %s", before.Version, after.Version, after.Status)
 	}
 
-	sleepUntil(resumeAt)
+	// the early wake arranged the wake again: on the same clock, at the same time
+	if again := s.sched.Schedules(); len(again) != 1 || !again[0].At.Equal(sc.At) {
+		t.Errorf("after the early wake: schedules %+v, want the one at %s", again, sc.At)
+	}
+	s.advanceTo(resumeAt)
 	fired := s.sched.Due(sc.At)
 	if len(fired) != 1 || fired[0].Target.Input != sc.Target.Input {
 		t.Fatalf("fired = %+v", fired)
@@ -125,6 +127,7 @@ func TestTimedParkIsScheduledAndWoken(t *testing.T) {
 func TestSweepWakesAParkWhoseScheduleWasLost(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, "timer.model.yaml")
+	s.virtualTime()
 	l := s.boot(t)
 	id, _, resumeAt := parkWaiting(t, l, "Remind me in a second.")
 	if h := s.head(t, id); h.ParkDue != spec.FormatInstant(resumeAt) {
@@ -148,7 +151,7 @@ func TestSweepWakesAParkWhoseScheduleWasLost(t *testing.T) {
 		t.Errorf("a sweep before resumeAt = %+v, want nothing due", *early.Sweep)
 	}
 
-	sleepUntil(resumeAt)
+	s.advanceTo(resumeAt)
 	if res := run(); *res.Sweep != (session.SweepResult{Due: 1, Woken: 1}) {
 		t.Fatalf("the due sweep = %+v", *res.Sweep)
 	}

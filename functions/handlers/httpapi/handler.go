@@ -209,9 +209,8 @@ const MaxWait = 25 * time.Second
 
 // runOptions bound a mutating request's engine call: no step starts after the request's
 // `Prefer: wait` (RFC 7240; absent or unreadable = 0, over MaxWait = MaxWait), and a step
-// still running at API Gateway's limit is cut.
-func runOptions(req events.APIGatewayV2HTTPRequest) continuation.Options {
-	now := time.Now()
+// still running at API Gateway's limit is cut. now is the Runner's (Runner.Now).
+func runOptions(req events.APIGatewayV2HTTPRequest, now time.Time) continuation.Options {
 	return continuation.Options{YieldBy: now.Add(preferWait(req.Headers["prefer"])), CutBy: now.Add(gatewayLimit)}
 }
 
@@ -280,7 +279,7 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 		return nil, err
 	}
 	ctx = session.WithGuard(session.WithCaller(ctx, caller.Principal), h.policy.Guard(caller, act))
-	out, err := h.run.Run(ctx, runOptions(req), call)
+	out, err := h.run.Run(ctx, runOptions(req, h.run.Now()), call)
 	if err != nil {
 		return nil, err
 	}

@@ -114,7 +114,7 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 func (h *Handler) Sweep(ctx context.Context) Result {
 	ctx = session.WithCaller(ctx, identity.Wake)
 	res, err := h.engines.Sweep(ctx, h.clock(), SweepLimit, func(ctx context.Context, call func(context.Context) (*session.Outcome, error)) (*session.Outcome, error) {
-		return h.run.Run(ctx, continuation.Options{YieldBy: time.Now()}, call)
+		return h.run.Run(ctx, continuation.Options{YieldBy: h.run.Now()}, call)
 	})
 	if res.Due > 0 || err != nil {
 		h.log.InfoContext(ctx, "sweep", "due", res.Due, "woken", res.Woken, "continued", res.Continued, "skipped", res.Skipped, "failed", res.Failed)
