@@ -19,6 +19,7 @@ type Engines struct {
 	base Config
 	mu   sync.Mutex
 	byWf map[string]*Engine
+	gen  int // Rebase count: an engine made from an older base is not cached
 	// emitter is shared by every engine, so seq increases across all their events (02 §12.1:
 	// one handler sees a session and its sub-workflow children).
 	emitter *events.Emitter
@@ -43,13 +44,13 @@ func (e *Engines) Engine(ctx context.Context, workflow string) (*Engine, error) 
 	if ok {
 		return eng, nil
 	}
+	cfg, gen := e.snapshot()
 	file := "workflows/" + workflow + "/workflow.yaml"
-	if _, err := e.base.Authored.Read(ctx, file); errors.Is(err, store.ErrNotFound) {
+	if _, err := cfg.Authored.Read(ctx, file); errors.Is(err, store.ErrNotFound) {
 		return nil, &UnknownWorkflowError{Workflow: workflow}
 	} else if err != nil {
 		return nil, fmt.Errorf("read %s: %w", file, err)
 	}
-	cfg := e.base
 	cfg.Workflow = workflow
 	eng, err := New(cfg)
 	if err != nil {
@@ -61,15 +62,41 @@ func (e *Engines) Engine(ctx context.Context, workflow string) (*Engine, error) 
 	if first, ok := e.byWf[workflow]; ok { // a concurrent request won the race
 		return first, nil
 	}
+	if e.gen != gen { // rebased meanwhile: hand it out, keep the new settings' cache
+		return eng, nil
+	}
 	e.byWf[workflow] = eng
 	return eng, nil
+}
+
+// Base is the settings engines are made with (every field but Workflow).
+func (e *Engines) Base() Config {
+	b, _ := e.snapshot()
+	return b
+}
+
+func (e *Engines) snapshot() (Config, int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.base, e.gen
+}
+
+// Rebase makes every engine from now on with base (every field but Workflow) and forgets
+// the engines made so far — a warm container whose host file changed (core/host). Engines
+// already handed out finish their calls with the settings they were made with. The event
+// emitter stays, so an observer's seq keeps increasing.
+func (e *Engines) Rebase(base Config) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.gen++
+	e.base, e.byWf = base, map[string]*Engine{}
 }
 
 // SessionWorkflow returns the workflow a committed session belongs to, read from its head
 // (one consistent read). Errors: *SessionNotFoundError when the session never
 // committed; store errors wrapped.
 func (e *Engines) SessionWorkflow(ctx context.Context, sessionID string) (string, error) {
-	h, err := e.base.Log.Get(ctx, sessionID)
+	h, err := e.Base().Log.Get(ctx, sessionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", &SessionNotFoundError{SessionID: sessionID}
 	}
@@ -82,14 +109,17 @@ func (e *Engines) SessionWorkflow(ctx context.Context, sessionID string) (string
 // Sweep wakes the sessions whose timed parks are overdue at now, up to limit of them
 // (session.Sweep over the shared log; run wraps each wake call, nil = direct).
 func (e *Engines) Sweep(ctx context.Context, now time.Time, limit int, run RunFunc) (SweepResult, error) {
-	return Sweep(ctx, e.base.Log, e.Engine, now, limit, run)
+	return Sweep(ctx, e.Base().Log, e.Engine, now, limit, run)
 }
 
 // Log is the session log the engines share.
-func (e *Engines) Log() store.Log { return e.base.Log }
+func (e *Engines) Log() store.Log { return e.Base().Log }
 
 // Sessions reads the stored sessions of every workflow (the read API).
-func (e *Engines) Sessions() *Sessions { return NewSessions(e.base.Log, e.base.Files, e.base.Blobs) }
+func (e *Engines) Sessions() *Sessions {
+	b := e.Base()
+	return NewSessions(b.Log, b.Files, b.Blobs)
+}
 
 // SessionEngines is what EngineOf needs of an engine cache (*Engines implements it).
 type SessionEngines interface {

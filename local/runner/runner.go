@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/host"
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/model/bedrock"
 	"github.com/archmax-ai/archmax/core/model/scripted"
@@ -66,6 +67,7 @@ type Env struct {
 	memLog   *memory.Store
 	memFiles *memory.Files
 	closers  []interface{ Close() error } // the fs roots this env opened
+	host     *host.Env                    // how the host file is applied (hostEnv)
 }
 
 // Open assembles the environment. Exactly one of ModelScript and Bedrock must be set. With
@@ -159,23 +161,28 @@ func (env *Env) ModelID() string { return env.opts.ModelID }
 // Model is the environment's model client (the scripted model's fake, or Bedrock).
 func (env *Env) Model() model.Client { return env.model }
 
-// Engine returns an engine for one workflow of the workspace.
+// Engine returns an engine for one workflow of the workspace, with the workspace's host
+// file (archmax.host.yaml at its root) applied: its tools, policy rules and mounts.
 func (env *Env) Engine(workflow string) (*session.Engine, error) {
 	cfg, err := env.Config()
 	if err != nil {
+		return nil, err
+	}
+	if cfg, err = host.Load(context.Background(), cfg, env.hostEnv()); err != nil {
 		return nil, err
 	}
 	cfg.Workflow = workflow
 	return session.New(cfg)
 }
 
-// Engines returns an engine cache over every workflow of the workspace (`archmax serve`).
-func (env *Env) Engines() (*session.Engines, error) {
+// Engines returns an engine cache over every workflow of the workspace (`archmax serve`),
+// kept in step with the workspace's host file (read again at every engine lookup).
+func (env *Env) Engines() (*host.Engines, error) {
 	cfg, err := env.Config()
 	if err != nil {
 		return nil, err
 	}
-	return session.NewEngines(cfg), nil
+	return host.NewEngines(cfg, env.hostEnv()), nil
 }
 
 // Sessions reads the environment's stored sessions (summaries, transcripts, trails).

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -26,8 +25,10 @@ import (
 
 // Open builds the AWS assembly of cfg (DESIGN.md §3): the session log in DynamoDB table
 // cfg.Table with large values as S3 blobs under <SessionPrefix><sessionId>/_blobs/, the
-// authored tree read-only from <SpecPrefix> with the per-container ETag cache, session
-// files and spec snapshots under <SessionPrefix>, and the Bedrock Converse client with
+// authored tree read-only from <SpecPrefix> with the per-container ETag cache (and the host
+// file <SpecPrefix>archmax.host.yaml read through it at every engine lookup, applied when it
+// changes: host.Engines), session files and spec snapshots under <SessionPrefix>, and the
+// Bedrock Converse client with
 // cfg.ModelID as the default model, and — when cfg.Schedules() — the EventBridge
 // Scheduler adapter for timed parks, and the continuation Runner (DESIGN.md §4) invoking
 // cfg.ContinueFunction asynchronously (none when it is ""). It makes no AWS call; log
@@ -68,10 +69,6 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		return nil, fmt.Errorf("bedrock client: %w", err)
 	}
 	blobs := s3store.NewBlobs(s3c, cfg.Bucket, cfg.SessionPrefix)
-	var now func() time.Time // nil: the engine's and the adapter's default, time.Now
-	if cfg.Clock != nil {
-		now = cfg.Clock.Now
-	}
 	var sched session.Scheduler
 	if cfg.Schedules() {
 		sc := scheduler.NewFromConfig(awsCfg, func(o *scheduler.Options) {
@@ -79,7 +76,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 				o.BaseEndpoint = aws.String(cfg.SchedulerEndpoint)
 			}
 		})
-		sched = eventbridge.New(sc, eventbridge.Config{Group: cfg.SchedulerGroup, TargetARN: cfg.WakeTargetARN, RoleARN: cfg.SchedulerRoleARN, Now: now})
+		sched = eventbridge.New(sc, eventbridge.Config{Group: cfg.SchedulerGroup, TargetARN: cfg.WakeTargetARN, RoleARN: cfg.SchedulerRoleARN})
 	}
 	engines := NewEngines(session.Config{
 		Authored:  s3store.NewFiles(s3c, cfg.Bucket, cfg.SpecPrefix, s3store.WithETagCache(), s3store.ReadOnly()),
@@ -89,8 +86,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		Model:     mdl,
 		ModelID:   cfg.ModelID,
 		Scheduler: sched,
-		Clock:     now,
-	})
+	}, hostEnv(cfg, awsCfg, s3c))
 	var starter continuation.Starter
 	if cfg.ContinueFunction != "" {
 		lc := lambda.NewFromConfig(awsCfg, func(o *lambda.Options) {
@@ -100,8 +96,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		})
 		starter = continuation.NewLambdaStarter(lc, cfg.ContinueFunction)
 	}
-	runner := continuation.NewRunner(engines, starter, continuation.Budget{ModelTimeout: bc.Timeout, Margin: cfg.ContinueMargin}, log,
-		continuation.WithClock(cfg.Clock))
+	runner := continuation.NewRunner(engines, starter, continuation.Budget{ModelTimeout: bc.Timeout, Margin: cfg.ContinueMargin}, log)
 	return &Assembly{Engines: engines, Runner: runner, Access: cfg.Access}, nil
 }
 

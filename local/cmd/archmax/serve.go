@@ -15,6 +15,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/scheduler/local"
+	"github.com/archmax-ai/archmax/core/host"
 	"github.com/archmax-ai/archmax/core/session"
 	authz "github.com/archmax-ai/archmax/functions/handlers/access"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
@@ -166,7 +167,7 @@ one is given. Prefer the environment variable: a --token value shows in the proc
 // (DESIGN.md §5), re-armed at start, plus a periodic sweep.
 type server struct {
 	env     *runner.Env
-	engines *session.Engines
+	engines *host.Engines
 	loop    *local.Loop
 	async   *continuation.InProcess
 	wakes   *wakes.Handler

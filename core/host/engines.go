@@ -1,0 +1,114 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/hostconfig"
+	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/store"
+)
+
+// Read reads and loads the host file at the root of the authoring tree: nil (and no error)
+// when there is none; a *hostconfig.FileError when it does not load.
+func Read(ctx context.Context, authored store.Files) (*hostconfig.Config, []byte, error) {
+	src, err := authored.Read(ctx, hostconfig.File)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", hostconfig.File, err)
+	}
+	cfg, err := hostconfig.Load(src)
+	return cfg, src, err
+}
+
+// Load is Read then Apply: base with what the workspace's host file adds.
+func Load(ctx context.Context, base session.Config, env Env) (session.Config, error) {
+	cfg, _, err := Read(ctx, base.Authored)
+	if err != nil {
+		return base, err
+	}
+	return Apply(ctx, base, cfg, env)
+}
+
+// Engines is session.Engines kept in step with the host file of its authored tree: every
+// Engine call first reads the file (through the tree, so S3's ETag cache answers an
+// unchanged file with a 304) and, when its bytes differ from those the engines were made
+// with, loads and applies it and rebases the cache (session.Engines.Rebase). A host file
+// that does not load, or whose tools do not build, fails the call (fail closed: no engine
+// runs without the host's rules); the next call tries again. It implements the engines
+// ports of functions/handlers (httpapi, wakes, continuation) as session.Engines does.
+type Engines struct {
+	*session.Engines
+	base session.Config // without the host file
+	env  Env
+
+	mu      sync.Mutex
+	current [32]byte // digest of the file the engines use (zero: none yet applied)
+	applied bool
+	bad     [32]byte // digest of the last file that did not load …
+	badErr  error    // … and why (a parse error does not change until the file does)
+}
+
+// NewEngines returns engines over base with the host file applied on first use.
+func NewEngines(base session.Config, env Env) *Engines {
+	return &Engines{Engines: session.NewEngines(base), base: base, env: env}
+}
+
+// Engine returns the engine of workflow under the current host file.
+func (e *Engines) Engine(ctx context.Context, workflow string) (*session.Engine, error) {
+	if err := e.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return e.Engines.Engine(ctx, workflow)
+}
+
+// Sweep is session.Engines.Sweep through this cache's Engine.
+func (e *Engines) Sweep(ctx context.Context, now time.Time, limit int, run session.RunFunc) (session.SweepResult, error) {
+	if err := e.Refresh(ctx); err != nil {
+		return session.SweepResult{}, err
+	}
+	return session.Sweep(ctx, e.Log(), e.Engine, now, limit, run)
+}
+
+// Refresh reads the host file and applies it when it changed.
+func (e *Engines) Refresh(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	src, err := e.base.Authored.Read(ctx, hostconfig.File)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		src = nil
+	case err != nil:
+		return fmt.Errorf("read %s: %w", hostconfig.File, err)
+	}
+	digest := sha256.Sum256(src)
+	if src == nil {
+		digest = [32]byte{}
+	}
+	if e.applied && digest == e.current {
+		return nil
+	}
+	if e.badErr != nil && digest == e.bad {
+		return e.badErr
+	}
+	var cfg *hostconfig.Config
+	if src != nil {
+		if cfg, err = hostconfig.Load(src); err != nil {
+			e.bad, e.badErr = digest, err
+			return err
+		}
+	}
+	next, err := Apply(ctx, e.base, cfg, e.env)
+	if err != nil {
+		return err // a build can fail for a while (a server down): try again next call
+	}
+	e.Rebase(next)
+	e.current, e.applied, e.badErr = digest, true, nil
+	return nil
+}
