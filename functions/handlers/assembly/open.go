@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -69,6 +70,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		return nil, fmt.Errorf("bedrock client: %w", err)
 	}
 	blobs := s3store.NewBlobs(s3c, cfg.Bucket, cfg.SessionPrefix)
+	var now func() time.Time // nil: the engine's and the adapter's default, time.Now
+	if cfg.Clock != nil {
+		now = cfg.Clock.Now
+	}
 	var sched session.Scheduler
 	if cfg.Schedules() {
 		sc := scheduler.NewFromConfig(awsCfg, func(o *scheduler.Options) {
@@ -76,7 +81,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 				o.BaseEndpoint = aws.String(cfg.SchedulerEndpoint)
 			}
 		})
-		sched = eventbridge.New(sc, eventbridge.Config{Group: cfg.SchedulerGroup, TargetARN: cfg.WakeTargetARN, RoleARN: cfg.SchedulerRoleARN})
+		sched = eventbridge.New(sc, eventbridge.Config{Group: cfg.SchedulerGroup, TargetARN: cfg.WakeTargetARN, RoleARN: cfg.SchedulerRoleARN, Now: now})
 	}
 	engines := NewEngines(session.Config{
 		Authored:  s3store.NewFiles(s3c, cfg.Bucket, cfg.SpecPrefix, s3store.WithETagCache(), s3store.ReadOnly()),
@@ -86,6 +91,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		Model:     mdl,
 		ModelID:   cfg.ModelID,
 		Scheduler: sched,
+		Clock:     now,
 	}, hostEnv(cfg, awsCfg, s3c))
 	var starter continuation.Starter
 	if cfg.ContinueFunction != "" {
@@ -96,7 +102,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		})
 		starter = continuation.NewLambdaStarter(lc, cfg.ContinueFunction)
 	}
-	runner := continuation.NewRunner(engines, starter, continuation.Budget{ModelTimeout: bc.Timeout, Margin: cfg.ContinueMargin}, log)
+	runner := continuation.NewRunner(engines, starter, continuation.Budget{ModelTimeout: bc.Timeout, Margin: cfg.ContinueMargin}, log,
+		continuation.WithClock(cfg.Clock))
 	return &Assembly{Engines: engines, Runner: runner, Access: cfg.Access}, nil
 }
 
