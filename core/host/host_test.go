@@ -25,7 +25,9 @@ const flow = `states:
 `
 
 // scripted answers each model call with the next reply.
-type scripted struct{ replies []func(*model.Request) *model.Response }
+type scripted struct {
+	replies []func(*model.Request) *model.Response
+}
 
 func (s *scripted) Converse(_ context.Context, req *model.Request) (*model.Response, error) {
 	if len(s.replies) == 0 {

@@ -8,9 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-
 	"github.com/archmax-ai/archmax/core/host"
 	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/kernel"
@@ -26,18 +23,7 @@ func (env *Env) hostEnv() host.Env {
 	if env.host != nil {
 		return *env.host
 	}
-	region := env.opts.Region
-	env.host = &host.Env{
-		Kinds: hostenv.Kinds(),
-		Deps: hostenv.AWS{Config: func(ctx context.Context) (aws.Config, error) {
-			var opts []func(*config.LoadOptions) error
-			if region != "" {
-				opts = append(opts, config.WithRegion(region))
-			}
-			return config.LoadDefaultConfig(ctx, opts...)
-		}}.Deps(),
-		Mount: env.dirMount,
-	}
+	env.host = &host.Env{Kinds: hostenv.Kinds(), Deps: hostenv.Local(env.opts.Region).Deps(), Mount: env.dirMount}
 	return *env.host
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/archmax-ai/archmax/core/hosttool"
 	"github.com/archmax-ai/archmax/core/hosttool/httptool"
 	"github.com/archmax-ai/archmax/core/hosttool/lambdatool"
+	"github.com/archmax-ai/archmax/core/hosttool/mcptool"
 	"github.com/archmax-ai/archmax/core/hosttool/secrets"
 )
 
@@ -25,6 +27,7 @@ func Kinds() map[string]hosttool.Builder {
 	return map[string]hosttool.Builder{
 		hostconfig.KindLambda: lambdatool.New,
 		hostconfig.KindHTTP:   httptool.New,
+		hostconfig.KindMCP:    mcptool.New,
 	}
 }
 
@@ -37,6 +40,18 @@ type AWS struct {
 	// SDK's AWS_ENDPOINT_URL_LAMBDA works too). Secrets Manager takes the SDK's own
 	// AWS_ENDPOINT_URL_SECRETS_MANAGER.
 	LambdaEndpoint string
+}
+
+// Local is AWS over the standard credential chain (region "" = the environment's): what
+// local runs and `archmax validate --online` use.
+func Local(region string) AWS {
+	return AWS{Config: func(ctx context.Context) (aws.Config, error) {
+		var opts []func(*config.LoadOptions) error
+		if region != "" {
+			opts = append(opts, config.WithRegion(region))
+		}
+		return config.LoadDefaultConfig(ctx, opts...)
+	}}
 }
 
 // Deps returns a hosttool.Deps source for host.Env.Deps: built once, then shared by every

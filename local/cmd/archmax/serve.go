@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/archmax-ai/archmax/core/host"
 	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/scheduler/local"
-	"github.com/archmax-ai/archmax/core/host"
 	"github.com/archmax-ai/archmax/core/session"
 	authz "github.com/archmax-ai/archmax/functions/handlers/access"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"

@@ -9,18 +9,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/archmax-ai/archmax/core/hostconfig"
+	"github.com/archmax-ai/archmax/core/hosttool"
+	"github.com/archmax-ai/archmax/core/hosttool/mcptool"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/fs"
 	"github.com/archmax-ai/archmax/core/validate"
+	"github.com/archmax-ai/archmax/functions/handlers/hostenv"
 )
 
 // newValidateCommand is `archmax validate`: validate.Workflow (spec 01 §8.1 validateWorkflow)
 // for each named workflow, or every workflow of the workspace, printing every finding as
 // `file:line:col: severity code: message [field]` with its fix hint on the next line.
 func newValidateCommand(code *int) *cobra.Command {
-	var workspace string
-	var jsonOut bool
+	var workspace, region string
+	var jsonOut, online bool
 	cmd := &cobra.Command{
 		Use:   "validate [flags] [WORKFLOW…]",
 		Short: "Check workflow definitions; every workflow of the workspace when none is named",
@@ -59,6 +62,9 @@ Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage error.`,
 			if err != nil {
 				return err
 			}
+			if online {
+				host.Diagnostics = append(host.Diagnostics, validate.Online(ctx, host, mcpLister(region))...)
+			}
 			var reports []validationReport
 			for _, slug := range slugs {
 				res, err := validate.Workflow(ctx, files, slug, validate.Options{Host: host})
@@ -89,8 +95,33 @@ Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage error.`,
 	}
 	cmd.Flags().SetNormalizeFunc(rootAlias)
 	cmd.Flags().StringVar(&workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md (also --root DIR)")
+	cmd.Flags().BoolVar(&online, "online", false, "also list each MCP server of archmax.host.yaml (tools/list) and check its expose list against it")
+	cmd.Flags().StringVar(&region, "region", "", "AWS region for --online's SigV4 and secrets (default from the environment)")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, `print {"workflow", "valid", "diagnostics"} on stdout (an array of them for several workflows)`)
 	return cmd
+}
+
+// mcpLister lists an MCP server's tools with the host file's auth (mcptool.List).
+func mcpLister(region string) validate.MCPLister {
+	deps := hostenv.Local(region).Deps()
+	return func(ctx context.Context, srv hostconfig.MCPServer) ([]validate.MCPTool, error) {
+		d, err := deps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if srv.Auth == nil { // no auth: no AWS configuration needed
+			d = hosttool.Deps{}
+		}
+		infos, err := mcptool.List(ctx, srv, d)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]validate.MCPTool, 0, len(infos))
+		for _, t := range infos {
+			out = append(out, validate.MCPTool{Name: t.Name, InputSchema: t.InputSchema})
+		}
+		return out, nil
+	}
 }
 
 // workflowFolders lists the workflows validate checks when none is named: the folders under

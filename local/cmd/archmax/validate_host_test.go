@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // `archmax validate` checks the host file and its use: the file's own findings (printed
@@ -74,5 +79,42 @@ tools:
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != exitFail || rep.Valid || len(rep.Diagnostics) != 1 ||
 		rep.Diagnostics[0].File != "archmax.host.yaml" || rep.Diagnostics[0].Line != 7 {
 		t.Errorf("json: exit %d %v\n%s", code, err, out)
+	}
+}
+
+// --online lists each MCP server the host file names and holds its expose list to it.
+func TestValidateOnlineListsMCPServers(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "crm", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "find_customer", Description: "Finds a customer.", InputSchema: json.RawMessage(`{"type":"object","properties":{"email":{"type":"string"}}}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	defer srv.Close()
+	dir := t.TempDir()
+	for p, s := range map[string]string{
+		"workflows/crm/workflow.yaml": "instructions: Help.\nstates:\n  look:\n    triggers:\n      manual:\n    instructions: Look.\n    tools:\n      allow: [crm_find_customer]\n",
+		"archmax.host.yaml": "tools:\n  - mcp:\n      url: " + srv.URL + "/mcp\n      prefix: crm_\n      expose:\n        - name: find_customer\n" +
+			"        - name: delete_customer\n  - mcp: { url: 'http://127.0.0.1:1/mcp', expose: [{ name: x }] }\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errs := run(t, "validate", "--workspace", dir); code != exitOK {
+		t.Fatalf("offline: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs := run(t, "validate", "--online", "--workspace", dir)
+	if code != exitFail {
+		t.Fatalf("online: exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"archmax.host.yaml:7:11: error host.mcp-not-offered: MCP server " + srv.URL + "/mcp offers no tool 'delete_customer' (it offers: find_customer) [tools.0.mcp.expose.1]",
+		"archmax.host.yaml:8:5: warning host.mcp-unreachable: MCP server http://127.0.0.1:1/mcp could not be listed",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
 	}
 }
