@@ -5,8 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
-
+	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/model"
 )
 
@@ -61,17 +60,13 @@ func TestGraderTimeoutAndModelFailureRouteThroughOnError(t *testing.T) {
 			h := newHarness(t, flow, nil)
 			h.cfg.Model = graderModel{queueModel: h.model, grader: tc.grader}
 			h.script(calls("", advance("check", "ready")), says("The check could not run."))
-			start := time.Now()
-			out := h.send("g-"+strings.ReplaceAll(name, " ", "-"), "write it", nil)
+			out := h.send("g-"+strings.ReplaceAll(name, " ", "-"), "write it", nil) // never a hang: go test's timeout would say
 			if out.State != "triage" || out.Reply != "The check could not run." {
 				t.Fatalf("outcome %s in %s", out.Kind, out.State)
 			}
 			m := notes(out)
 			if len(m) == 0 || !strings.Contains(m[len(m)-1].Text, tc.note) {
 				t.Errorf("notes = %+v", m)
-			}
-			if time.Since(start) > 10*time.Second {
-				t.Errorf("took %v", time.Since(start))
 			}
 		})
 	}
@@ -84,9 +79,14 @@ func TestCancelledCodeStateAppliesNoOutcome(t *testing.T) {
 	h := codeHarness(t, `await tools.archmax_advance({ to: "stamp", reason: "decided early" });
 while (true) {}`)
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	flow := strings.Replace(codeFlow, "  timeoutMs: 400\n", "  timeoutMs: 15000\n", 1)
-	must(t, h.authored.Write(context.Background(), "workflows/wf/workflow.yaml", []byte(flow)))
+	defer cancel()
+	record := h.cfg.Events
+	h.cfg.Events = func(e events.Event) { // the decision is recorded: cancel while the script loops
+		record(e)
+		if e.Type == events.ToolResult && e.Str("tool") == "archmax_advance" {
+			cancel()
+		}
+	}
 	_, err := h.engine().Send(ctx, "c1", SendInput{Message: "please"})
 	var aborted *TurnAbortedError
 	if !errors.As(err, &aborted) {

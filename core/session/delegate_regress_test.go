@@ -195,8 +195,9 @@ func (m ctxModel) Converse(ctx context.Context, req *model.Request) (*model.Resp
 // dispatch is settled in the parent (result event, trail step).
 func TestAScriptsAbandonedChildIsSettled(t *testing.T) {
 	h := delegateHarness(t)
-	// an un-awaited call keeps the script's event loop alive until its timeoutMs
-	must(t, h.authored.Write(context.Background(), "workflows/wf/workflow.yaml", []byte("settings:\n  timeoutMs: 300\n"+delegateFlow)))
+	// an un-awaited call keeps the script's event loop alive until its timeoutMs (real time:
+	// the sandbox's own budget), which must outlast B's child — by far, on any machine
+	must(t, h.authored.Write(context.Background(), "workflows/wf/workflow.yaml", []byte("settings:\n  timeoutMs: 2000\n"+delegateFlow)))
 	h.cfg.Model = ctxModel{queueModel: h.model, held: "sa/1", started: make(chan struct{})}
 	script := `tools["archmax_workflow_check-item"]({ item: "A", qty: 1 }).catch(() => {});
 await tools["archmax_workflow_check-item"]({ item: "B", qty: 1 });

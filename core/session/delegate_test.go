@@ -938,7 +938,8 @@ func TestDelegationFailuresStayUntilRecovered(t *testing.T) {
 }
 
 // gather is a model hook that observes concurrency deterministically: each child call
-// counts itself in flight and waits until bound calls are in flight together (or 5 s pass),
+// counts itself in flight and waits until bound calls are in flight together (or, a hang
+// guard, a minute passes),
 // so the peak shows the bound however slowly the machine schedules them; once the bound was
 // reached, later calls pass straight through.
 func gather(inflight, peak *atomic.Int32, full *atomic.Bool, bound int32) {
@@ -948,7 +949,7 @@ func gather(inflight, peak *atomic.Int32, full *atomic.Bool, bound int32) {
 	if n >= bound {
 		full.Store(true)
 	}
-	for deadline := time.Now().Add(5 * time.Second); !full.Load() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(time.Minute); !full.Load() && time.Now().Before(deadline); {
 		time.Sleep(2 * time.Millisecond)
 	}
 	time.Sleep(20 * time.Millisecond) // a call past the bound would be in flight now

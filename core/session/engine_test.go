@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/clock"
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/spec"
@@ -526,13 +527,31 @@ func TestLeaseRenewalAndLoss(t *testing.T) {
 }
 
 // A model call longer than the lease keeps the session: the lease is renewed in the
-// background, so another writer is refused and is told when the lease expires.
+// background, so another writer is refused and is told when the lease expires. The store
+// and the engine read a fake clock: the call lasts 1.2 s of it (past the 900 ms lease as
+// first taken) once a renewal has been seen, however long the machine takes to renew.
 func TestLeaseKeptDuringLongModelCall(t *testing.T) {
 	h := newHarness(t, strings.Replace(twoAgents, "    requires: [topic]\n", "", 1), nil)
 	h.cfg.LeaseTTL = 900 * time.Millisecond
+	clk := clock.NewFake(time.Now())
+	h.log.Clock, h.cfg.Clock = clk.Now, clk.Now
 	var intruderErr error
 	h.script(func(req *model.Request) (*model.Response, error) {
-		time.Sleep(1500 * time.Millisecond) // longer than the lease
+		head, err := h.log.Get(context.Background(), "s1")
+		if err != nil || head.Lease == nil {
+			t.Fatalf("the lease during the call: %+v %v", head, err)
+		}
+		taken := head.Lease.ExpiresAt
+		clk.Advance(600 * time.Millisecond) // two thirds of the lease: still live
+		for guard := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+			if head, err := h.log.Get(context.Background(), "s1"); err == nil && head.Lease != nil && head.Lease.ExpiresAt.After(taken) {
+				break // renewed from the fake now
+			}
+			if time.Now().After(guard) {
+				t.Fatal("the lease was not renewed during the call") // a hang guard, not a timing
+			}
+		}
+		clk.Advance(600 * time.Millisecond) // past the lease as first taken
 		_, intruderErr = h.engine().Send(context.Background(), "s1", SendInput{Message: "me too"})
 		return says("slow answer")(req)
 	})
