@@ -283,3 +283,24 @@ func TestHostSchemaRefusesWhatTheParserRefuses(t *testing.T) {
 		}
 	}
 }
+
+// The README's example host file loads and validates.
+func TestREADMEExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "## Host configuration")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	src, _, ok3 := strings.Cut(block, "```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("no example in the README's Host configuration section")
+	}
+	if _, err := Load([]byte(src)); err != nil {
+		t.Fatal(err)
+	}
+	sch, _ := schematest.Compile(t, hostSchemaFile)
+	if err := sch.Validate(schematest.Instance(t, src)); err != nil {
+		t.Errorf("the schema refuses the README's example: %v", err)
+	}
+}
