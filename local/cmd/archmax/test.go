@@ -19,6 +19,7 @@ import (
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store/fs"
+	"github.com/archmax-ai/archmax/core/validate"
 	localrunner "github.com/archmax-ai/archmax/local/runner"
 )
 
@@ -162,7 +163,13 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 		return t, nil
 	}
 	var passed, failed, skipped int
+	hostFile, err := validate.ReadHost(ctx, authored) // its tools are no unknown names to a case
+	if err != nil {
+		fmt.Fprintf(stderr, "archmax: %v\n", err)
+		return exitFail
+	}
 	res, err := runner.RunTests(ctx, runner.Options{Workflow: workflow, Authored: authored, Filter: filter, NewTarget: newTarget, Strict: f.strict,
+		HostTools: hostFile.Tools(),
 		OnCaseStart: func(file, _ string) {
 			tokens.Store(0)
 			warnMu.Lock()

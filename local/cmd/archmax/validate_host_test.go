@@ -118,3 +118,47 @@ func TestValidateOnlineListsMCPServers(t *testing.T) {
 		}
 	}
 }
+
+// archmax test: a case naming a tool the host file declares is not warned about (the case
+// linter's host tools), and the host file's rules run in the case's engine.
+func TestTestKnowsTheHostFile(t *testing.T) {
+	dir := t.TempDir()
+	for p, s := range map[string]string{
+		"workflows/desk/workflow.yaml": "instructions: Help.\nstates:\n  work:\n    triggers:\n      manual:\n    instructions: Work.\n",
+		"workflows/desk/tests/notes.test.yaml": `title: Notes are refused by the host
+description: The host's rule refuses the model's note; the audit tool is mocked.
+mocks:
+  - { tool: audit_log, result: logged }
+steps:
+  - send: "take a note"
+  - blockedTool: { name: write_file }
+`,
+		"workflows/desk/tests/notes.model.yaml": "agent:\n  - toolCalls:\n      - { name: write_file, input: { file_path: scratchpad/n.md, content: x } }\n  - text: Done.\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errs := run(t, "test", "--workspace", dir, "desk")
+	if code != exitFail || !strings.Contains(errs, "mocks[0] names 'audit_log', which no state of workflow 'desk' is granted") {
+		t.Fatalf("without a host file: exit %d\n%s%s", code, out, errs)
+	}
+	host := `tools:
+  - name: audit_log
+    description: Logs.
+    input: { type: object }
+    lambda: { function: audit }
+policyRules:
+  - { id: host.no-notes, effect: block, tools: [write_file], reason: No notes here. }
+`
+	if err := os.WriteFile(filepath.Join(dir, "archmax.host.yaml"), []byte(host), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, "test", "--workspace", dir, "desk")
+	if code != exitOK || strings.Contains(errs, "audit_log") || !strings.Contains(out, "1 passed, 0 failed") {
+		t.Errorf("with the host file: exit %d\n%s%s", code, out, errs)
+	}
+}
