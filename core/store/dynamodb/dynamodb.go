@@ -28,7 +28,9 @@
 //	                    sk = E#<seq:10>#<epoch:19>   event seq, with ttl N (Unix s; EventTTL)
 //	    v    S  the item's JSON, or
 //	    blob S  its blob ref when over 64 KiB (or not UTF-8)
-//	pk = I#<key>        sk = I       an idempotency record: v B (the value), ttl N (Unix s)
+//	pk = I#<key>        sk = I       an idempotency record: v B (the value), or blob S: its
+//	                                 blob ref when over 64 KiB (blob namespace IdempotencyBlobs),
+//	                                 ttl N (Unix s)
 //
 //	GSI byParkDue: parkKey HASH, parkDue RANGE, projection ALL   (ListDueParks; List of awaiting_decision)
 //	GSI byUpdated: listKey HASH, listSort RANGE, projection ALL  (List)
@@ -120,12 +122,24 @@ const LeaseOnlyTTL = 24 * time.Hour
 // InlineLimit is the largest value (bytes) stored inside an item; larger values go to Blobs.
 const InlineLimit = 64 << 10
 
+// IdempotencyBlobs is the blob namespace (the store.Blobs session id) of idempotency values
+// over InlineLimit: "~idempotency", which no session id can be ('~' only follows a parent
+// session's id), so no session's blobs, nor their deletion, meet them.
+const IdempotencyBlobs = "~idempotency"
+
+// ErrNoBlobs: a value over InlineLimit (or not UTF-8) met a Store made without a
+// store.Blobs — New(client, table, nil) — which can neither offload nor read it back.
+var ErrNoBlobs = errors.New("dynamodb store: the value needs a blob store and this Store has none")
+
 // Store is a store.Log on one DynamoDB table (schema in the package doc). Safe for
 // concurrent use.
 type Store struct {
 	// EventTTL is how long event items live (DynamoDB TTL); 0 means DefaultEventTTL.
 	// Set it before first use.
 	EventTTL time.Duration
+	// Clock is the time of leases, idempotency expiry and TTLs; nil means time.Now. Set it
+	// before first use (tests).
+	Clock func() time.Time
 
 	client API
 	table  string
@@ -137,10 +151,35 @@ type Store struct {
 var _ store.Log = (*Store)(nil)
 
 // New returns a Store on table (created by CreateTable) through client, offloading large
-// values to blobs.
+// values to blobs. blobs may be nil: a value that would need it then fails with ErrNoBlobs
+// (writing it, or reading an item an earlier Store offloaded), never a panic.
 func New(client API, table string, blobs store.Blobs) *Store {
+	if blobs == nil {
+		blobs = noBlobs{}
+	}
 	return &Store{client: client, table: table, blobs: blobs}
 }
+
+func (s *Store) now() time.Time {
+	if s.Clock != nil {
+		return s.Clock()
+	}
+	return time.Now()
+}
+
+// noBlobs is the Blobs of a Store made without one: nothing can be offloaded or read back,
+// and a session has no blobs to delete.
+type noBlobs struct{}
+
+func (noBlobs) Put(_ context.Context, sessionID string, data []byte) (string, error) {
+	return "", fmt.Errorf("%w (session %s: %d bytes over the %d-byte inline limit, or not UTF-8)", ErrNoBlobs, sessionID, len(data), InlineLimit)
+}
+
+func (noBlobs) Get(_ context.Context, sessionID, ref string) ([]byte, error) {
+	return nil, fmt.Errorf("%w (session %s: the item refers to blob %s)", ErrNoBlobs, sessionID, ref)
+}
+
+func (noBlobs) DeleteSession(context.Context, string) error { return nil }
 
 // commitStripes is the number of commit locks sessions are striped over.
 const commitStripes = 64
@@ -248,7 +287,7 @@ func (s *Store) Acquire(ctx context.Context, sessionID, owner string, ttl time.D
 	// The lease may change between two requests (expire, be released or taken); each failed
 	// condition re-examines it, a bounded number of times.
 	for range acquireAttempts {
-		now := time.Now()
+		now := s.now()
 		in := s.leaseUpdate(sessionID, owner, now, ttl, renew)
 		out, err := s.client.UpdateItem(ctx, in)
 		if ccf, ok := isConditionFailed(err); ok {
@@ -354,7 +393,7 @@ func (s *Store) Release(ctx context.Context, sessionID, owner string) error {
 	}
 	// A lease-only head: let it expire unless someone acquired or committed meanwhile.
 	x = newExpr()
-	update = fmt.Sprintf("SET %s = %s", x.n(attrTTL), x.v("ttl", num(time.Now().Add(LeaseOnlyTTL).Unix())))
+	update = fmt.Sprintf("SET %s = %s", x.n(attrTTL), x.v("ttl", num(s.now().Add(LeaseOnlyTTL).Unix())))
 	cond = fmt.Sprintf("attribute_not_exists(%s) AND attribute_not_exists(%s)", x.n(attrLeaseOwner), x.n(attrVersion))
 	_, err = s.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 &s.table,
@@ -386,7 +425,7 @@ func (s *Store) Commit(ctx context.Context, sessionID, owner string, c *store.Co
 	mu.Lock()
 	defer mu.Unlock()
 
-	now := time.Now()
+	now := s.now()
 	w, err := s.writerState(ctx, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("commit %s: %w", sessionID, err)
@@ -652,7 +691,7 @@ func (s *Store) Get(ctx context.Context, sessionID string) (*store.Head, error) 
 	if _, committed := out.Item[attrVersion]; !committed {
 		return nil, fmt.Errorf("session %s: %w", sessionID, store.ErrNotFound)
 	}
-	h, err := s.decodeHead(ctx, sessionID, out.Item, time.Now())
+	h, err := s.decodeHead(ctx, sessionID, out.Item, s.now())
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", sessionID, err)
 	}
@@ -661,21 +700,19 @@ func (s *Store) Get(ctx context.Context, sessionID string) (*store.Head, error) 
 
 // RememberIdempotent implements store.Log with one conditional PutItem (absent or expired
 // key); on a failed condition the recorded value comes back with the error (or, on engines
-// that do not return it, from a consistent GetItem). Values must fit one item (< ~399 KB).
+// that do not return it, from a consistent GetItem). A value over InlineLimit is offloaded
+// to blobs (IdempotencyBlobs) first and the item keeps its ref, so a value of any size is
+// recorded (an HTTP answer over DynamoDB's 400 KB item limit included).
 func (s *Store) RememberIdempotent(ctx context.Context, key string, value []byte, ttl time.Duration) ([]byte, bool, error) {
-	now := time.Now()
+	now := s.now()
 	k := map[string]types.AttributeValue{attrPK: str("I#" + key), attrSK: str(skIdem)}
-	item := map[string]types.AttributeValue{
-		attrPK: k[attrPK],
-		attrSK: k[attrSK],
-		// Never a nil slice: the SDK would drop the attribute.
-		attrValue: &types.AttributeValueMemberB{Value: append([]byte{}, value...)},
-		// Rounded up to whole seconds.
-		attrTTL: num(now.Add(ttl).Add(time.Second - 1).Unix()),
+	item, err := s.idemItem(ctx, k, value, now.Add(ttl))
+	if err != nil {
+		return nil, false, fmt.Errorf("remember %s: %w", key, err)
 	}
 	x := newExpr()
 	cond := fmt.Sprintf("attribute_not_exists(%s) OR %s <= %s", x.n(attrPK), x.n(attrTTL), x.v("now", num(now.Unix())))
-	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           &s.table,
 		Item:                                item,
 		ConditionExpression:                 &cond,
@@ -694,28 +731,58 @@ func (s *Store) RememberIdempotent(ctx context.Context, key string, value []byte
 	if err != nil {
 		return nil, false, fmt.Errorf("remember %s: %w", key, err)
 	}
-	b, ok := old[attrValue].(*types.AttributeValueMemberB)
-	if !ok {
-		return nil, false, fmt.Errorf("remember %s: recorded item has no binary value", key)
+	v, err := s.idemValue(ctx, old)
+	if err != nil {
+		return nil, false, fmt.Errorf("remember %s: %w", key, err)
 	}
-	return b.Value, true, nil
+	return v, true, nil
 }
 
-// PutIdempotent implements store.Log with one unconditional PutItem.
+// PutIdempotent implements store.Log with one unconditional PutItem (a value over
+// InlineLimit offloaded first, as for RememberIdempotent).
 func (s *Store) PutIdempotent(ctx context.Context, key string, value []byte, ttl time.Duration) error {
-	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &s.table,
-		Item: map[string]types.AttributeValue{
-			attrPK:    str("I#" + key),
-			attrSK:    str(skIdem),
-			attrValue: &types.AttributeValueMemberB{Value: append([]byte{}, value...)},
-			attrTTL:   num(time.Now().Add(ttl).Add(time.Second - 1).Unix()),
-		},
-	})
+	k := map[string]types.AttributeValue{attrPK: str("I#" + key), attrSK: str(skIdem)}
+	item, err := s.idemItem(ctx, k, value, s.now().Add(ttl))
+	if err == nil {
+		_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item})
+	}
 	if err != nil {
 		return fmt.Errorf("put idempotency record %s: %w", key, err)
 	}
 	return nil
+}
+
+// idemItem is the idempotency record item under key k expiring at expires (rounded up to
+// whole seconds): the value inline as binary, or over InlineLimit its blob ref.
+func (s *Store) idemItem(ctx context.Context, k map[string]types.AttributeValue, value []byte, expires time.Time) (map[string]types.AttributeValue, error) {
+	item := map[string]types.AttributeValue{attrPK: k[attrPK], attrSK: k[attrSK], attrTTL: num(expires.Add(time.Second - 1).Unix())}
+	if len(value) <= InlineLimit {
+		// never a nil slice: the SDK would drop the attribute
+		item[attrValue] = &types.AttributeValueMemberB{Value: append([]byte{}, value...)}
+		return item, nil
+	}
+	ref, err := s.blobs.Put(ctx, IdempotencyBlobs, value)
+	if err != nil {
+		return nil, fmt.Errorf("offload %d bytes: %w", len(value), err)
+	}
+	item[attrBlob] = str(ref)
+	return item, nil
+}
+
+// idemValue is the value of a recorded idempotency item: inline, or read from its blob.
+func (s *Store) idemValue(ctx context.Context, item map[string]types.AttributeValue) ([]byte, error) {
+	if b, ok := item[attrValue].(*types.AttributeValueMemberB); ok {
+		return b.Value, nil
+	}
+	ref, ok := item[attrBlob].(*types.AttributeValueMemberS)
+	if !ok {
+		return nil, errors.New("recorded item has neither a binary value nor a blob ref")
+	}
+	v, err := s.blobs.Get(ctx, IdempotencyBlobs, ref.Value)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency blob %s: %w", ref.Value, err)
+	}
+	return v, nil
 }
 
 // Delete implements store.Log: it queries every item of the session, deletes them in

@@ -442,3 +442,53 @@ func TestCreateTableEnablesTTL(t *testing.T) {
 		t.Fatalf("TTL = %+v, want enabled on ttl", d)
 	}
 }
+
+// Issue 18: a Store made without Blobs — New(client, table, nil) — refuses what needs one
+// with ErrNoBlobs instead of panicking: writing a value over the inline limit, reading an
+// item another Store offloaded, and it deletes a session (it can hold no blobs of its own).
+func TestNoBlobsIsAnErrorNotAPanic(t *testing.T) {
+	client, table := dynamotest.NewTable(t)
+	ctx := t.Context()
+	bare := ddbstore.New(client, table, nil)
+	big := raw(`{"x":"` + strings.Repeat("b", ddbstore.InlineLimit) + `"}`)
+
+	h, err := bare.Acquire(ctx, "nb-1", "a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &store.Commit{Head: *h, Messages: []json.RawMessage{big}}
+	c.Head.Messages, c.Head.Body = 1, raw(`{}`)
+	if _, err := bare.Commit(ctx, "nb-1", "a", c); !errors.Is(err, ddbstore.ErrNoBlobs) {
+		t.Errorf("a commit of an offloaded item = %v, want ErrNoBlobs", err)
+	}
+	if err := bare.PutIdempotent(ctx, "nb-key", big, time.Hour); !errors.Is(err, ddbstore.ErrNoBlobs) {
+		t.Errorf("a big idempotency record = %v, want ErrNoBlobs", err)
+	}
+
+	// an item and a body offloaded by a Store with blobs, read by one without
+	full := ddbstore.New(client, table, newBlobs())
+	h, err = full.Acquire(ctx, "nb-2", "a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = &store.Commit{Head: *h, Messages: []json.RawMessage{big}}
+	c.Head.Messages, c.Head.Body = 1, big
+	if _, err := full.Commit(ctx, "nb-2", "a", c); err != nil {
+		t.Fatal(err)
+	}
+	if err := full.PutIdempotent(ctx, "nb-key", big, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bare.Get(ctx, "nb-2"); !errors.Is(err, ddbstore.ErrNoBlobs) {
+		t.Errorf("Get of a blob-backed head = %v, want ErrNoBlobs", err)
+	}
+	if _, err := bare.Messages(ctx, "nb-2", 0, 1); err == nil {
+		t.Errorf("Messages of a blob-backed item: no error")
+	}
+	if _, _, err := bare.RememberIdempotent(ctx, "nb-key", nil, time.Hour); !errors.Is(err, ddbstore.ErrNoBlobs) {
+		t.Errorf("a blob-backed idempotency record = %v, want ErrNoBlobs", err)
+	}
+	if _, err := bare.Delete(ctx, "nb-2"); err != nil {
+		t.Errorf("Delete without blobs: %v", err)
+	}
+}

@@ -157,7 +157,7 @@ func (s *Store) List(ctx context.Context, opts store.ListOptions) ([]*store.Head
 	}
 
 	// One head past the page tells whether another page exists.
-	now := time.Now()
+	now := s.now()
 	var heads []*store.Head
 	for len(heads) <= limit {
 		// The shards are in listSort order, newest first but ties by id descending: take every
@@ -341,7 +341,7 @@ func (s *Store) ListDueParks(ctx context.Context, now string, limit int) ([]*sto
 	x := newExpr()
 	keyCond := fmt.Sprintf("%s = %s AND %s <= %s", x.n(attrParkKey), x.v("parked", str(parkedValue)),
 		x.n(attrParkDue), x.v("now", str(now)))
-	t := time.Now()
+	t := s.now()
 	var heads []*store.Head
 	err := s.query(ctx, &dynamodb.QueryInput{
 		TableName:                 &s.table,

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -743,6 +744,27 @@ func testIdempotency(t *testing.T, newLog func(t *testing.T) store.Log) {
 	if err != nil || !found || string(v) != "\x00\xffbinary" {
 		t.Fatalf("binary value = %q, %v, %v", v, found, err)
 	}
+
+	// a recorded value of any size round-trips — an HTTP answer over DynamoDB's 400 KB item
+	// limit included (Issue 18: such an answer was never recorded, so its repeat answered
+	// 202 for a session that had completed)
+	t.Run("large values", func(t *testing.T) {
+		big := []byte(`{"reply":"` + strings.Repeat("é", 300<<10) + `"}`) // 600 KB
+		if err := l.PutIdempotent(ctx, "big:put", big, time.Hour); err != nil {
+			t.Fatalf("put a %d-byte value: %v", len(big), err)
+		}
+		v, found, err := l.RememberIdempotent(ctx, "big:put", []byte(`x`), time.Hour)
+		if err != nil || !found || !bytes.Equal(v, big) {
+			t.Fatalf("remember after a big put = %d bytes, %v, %v; want the %d bytes put", len(v), found, err, len(big))
+		}
+		if _, found, err := l.RememberIdempotent(ctx, "big:claim", big, time.Hour); err != nil || found {
+			t.Fatalf("claim with a %d-byte value: %v, %v", len(big), found, err)
+		}
+		v, found, err = l.RememberIdempotent(ctx, "big:claim", nil, time.Hour)
+		if err != nil || !found || !bytes.Equal(v, big) {
+			t.Fatalf("remember of a big claim = %d bytes, %v, %v", len(v), found, err)
+		}
+	})
 
 	t.Run("concurrent first writer wins", func(t *testing.T) {
 		const n = 8
