@@ -103,3 +103,21 @@ func (s *Sessions) Access(ctx context.Context, sessionID string) (SessionAccess,
 	}
 	return accessOf(id, h), nil
 }
+
+// TurnApplied reports whether session sessionID has opened turn turnID (WithTurnID): it is
+// the session's current turn or one of its remembered request turns. One head read; false,
+// and no error, for a session that never committed.
+func (s *Sessions) TurnApplied(ctx context.Context, sessionID, turnID string) (bool, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return false, err
+	}
+	h, err := s.log.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return appliedTurn(h.Body, turnID), nil
+}

@@ -2,9 +2,16 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/model"
@@ -23,6 +30,51 @@ type turnMark struct {
 
 // newTurnID returns a fresh turn id: "t" + 16 lowercase base32 characters.
 func newTurnID() string { return "t" + newMessageID()[1:] }
+
+// TurnIDFor is the turn id a request identified by name opens (WithTurnID): "t" + 16
+// lowercase base32 characters of its SHA-256, the shape of a fresh turn id. A host derives
+// it from what makes the request the same request (an Idempotency-Key with its caller,
+// method and path; an event id with its source), so the request's every repeat names the
+// same turn.
+func TurnIDFor(name string) string {
+	sum := sha256.Sum256([]byte("archmax turn\n" + name))
+	return "t" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:10]))
+}
+
+// SessionIDFor is the session id a start identified by name opens when its trigger names
+// none (in place of spec.MintSessionID's random one): "session-" and the RFC 9562
+// name-based (SHA-1) UUID of name, the shape of a minted id — so a repeated start names the
+// session its first attempt opened.
+func SessionIDFor(name string) string {
+	return "session-" + uuid.NewSHA1(requestNamespace, []byte(name)).String()
+}
+
+// requestNamespace is the UUID namespace of SessionIDFor.
+var requestNamespace = uuid.MustParse("5d0f3c2e-8a41-5b6e-9c7d-2f1e0a9b8c71")
+
+type requestTurnKey struct{}
+
+// WithTurnID returns a context under which the call opens its turn as id (TurnIDFor)
+// instead of a fresh one, and is recognised when it is repeated: a Send, Decide, Reply or
+// Deliver that finds the session's current turn to be id opens nothing and applies nothing —
+// it carries that turn on when it is interrupted (as Continue does; a turn given up on, see
+// givenUp, is answered as it stands) and otherwise answers the outcome the turn settled
+// with — and one that finds id among the session's last MaxRequestTurns request turns, now
+// superseded by a newer call, is refused with *TurnSupersededError. The session records the
+// id with the turn's first commit (record.RequestTurns), so no crash between that commit
+// and the host's own record of the request lets a repeat open a second turn. A call
+// recognised this way is not guarded again (WithGuard): the id names the request, caller
+// included, that was authorized when it opened the turn. Continue, Wake and sub-workflow
+// children ignore it.
+func WithTurnID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestTurnKey{}, id)
+}
+
+// requestTurnOf is the turn id WithTurnID set ("" when none).
+func requestTurnOf(ctx context.Context) string {
+	id, _ := ctx.Value(requestTurnKey{}).(string)
+	return id
+}
 
 // StrandedAfter is how long a running session may go without a commit before the sweep
 // takes it for stranded — its writer crashed and every retry of its continuation was lost —
@@ -78,6 +130,59 @@ func StepDeadline(ctx context.Context) (time.Time, bool) {
 // beginTurn marks the call as a new turn with a fresh id (committed with its first commit).
 func (r *run) beginTurn() {
 	r.rec.CurrentTurn = &turnMark{ID: newTurnID(), By: callerRef(r.ctx)}
+}
+
+// MaxRequestTurns is how many turns opened under WithTurnID a session remembers.
+const MaxRequestTurns = 32
+
+// beginRequestTurn marks the call as the new turn id of a request (WithTurnID), remembered
+// among the session's request turns from its first commit on.
+func (r *run) beginRequestTurn(id string) {
+	r.rec.CurrentTurn = &turnMark{ID: id, By: callerRef(r.ctx)}
+	r.rec.RequestTurns = append(r.rec.RequestTurns, id)
+	if n := len(r.rec.RequestTurns); n > MaxRequestTurns {
+		r.rec.RequestTurns = r.rec.RequestTurns[n-MaxRequestTurns:]
+	}
+}
+
+// repeated answers a request whose turn id the session already has (WithTurnID): the
+// current turn carried on when it is interrupted, else the outcome it settled with (nothing
+// written); a turn a newer call superseded is *TurnSupersededError. ok is false for a
+// request the session has not seen: the call opens its turn.
+func (r *run) repeated(id string) (out *Outcome, ok bool, err error) {
+	ct := r.rec.CurrentTurn
+	switch {
+	case ct != nil && ct.ID == id:
+		if r.rec.Status == StatusRunning && !givenUp(r.rec.LastError) {
+			out, err = r.carryOn()
+			return out, true, err
+		}
+		r.steps, r.disposition = ct.Steps, ct.Disposition
+		return r.outcome(), true, nil
+	case slices.Contains(r.rec.RequestTurns, id):
+		current := ""
+		if ct != nil {
+			current = ct.ID
+		}
+		return nil, true, &TurnSupersededError{SessionID: r.id, TurnID: id, CurrentTurnID: current}
+	}
+	return nil, false, nil
+}
+
+// appliedTurn reports whether a committed head's record names turn id as its current turn
+// or among its request turns (reading only those fields of the body).
+func appliedTurn(body []byte, id string) bool {
+	if id == "" || len(body) == 0 {
+		return false
+	}
+	var rec struct {
+		CurrentTurn  *turnMark `json:"currentTurn"`
+		RequestTurns []string  `json:"requestTurns"`
+	}
+	if json.Unmarshal(body, &rec) != nil {
+		return false
+	}
+	return rec.CurrentTurn != nil && rec.CurrentTurn.ID == id || slices.Contains(rec.RequestTurns, id)
 }
 
 // turnID is the id of the call's turn ("" before beginTurn on a record that never had one).

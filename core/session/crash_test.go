@@ -10,111 +10,13 @@ import (
 
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/core/store/storetest"
 )
 
-// errKilled is what every store call answers once the process it belongs to was killed.
-var errKilled = errors.New("killed: the process died here")
-
-// crashLog is a store.Log whose process dies at its k-th write (Acquire, Release, Commit,
-// RememberIdempotent, PutIdempotent, Delete): before it — the write does not happen — or
-// after it — the write lands, its caller never learns it did. Every later call fails, as
-// nothing more runs in a dead process. Reads before the kill pass through. k = 0 never
-// kills; writes counts them.
-type crashLog struct {
-	store.Log
-	mu     sync.Mutex
-	k      int
-	after  bool
-	writes int
-	dead   bool
-}
-
-func (c *crashLog) write(op func() error) error {
-	c.mu.Lock()
-	if c.dead {
-		c.mu.Unlock()
-		return errKilled
-	}
-	c.writes++
-	kill := c.k > 0 && c.writes == c.k
-	if kill {
-		c.dead = true
-	}
-	c.mu.Unlock()
-	if kill && !c.after {
-		return errKilled
-	}
-	err := op()
-	if kill {
-		return errKilled
-	}
-	return err
-}
-
-func (c *crashLog) read() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.dead {
-		return errKilled
-	}
-	return nil
-}
-
-func (c *crashLog) Acquire(ctx context.Context, id, owner string, ttl time.Duration) (h *store.Head, err error) {
-	err = c.write(func() error { h, err = c.Log.Acquire(ctx, id, owner, ttl); return err })
-	return h, err
-}
-
-func (c *crashLog) Release(ctx context.Context, id, owner string) error {
-	return c.write(func() error { return c.Log.Release(ctx, id, owner) })
-}
-
-func (c *crashLog) Commit(ctx context.Context, id, owner string, cm *store.Commit) (h *store.Head, err error) {
-	err = c.write(func() error { h, err = c.Log.Commit(ctx, id, owner, cm); return err })
-	return h, err
-}
-
-func (c *crashLog) RememberIdempotent(ctx context.Context, key string, v []byte, ttl time.Duration) (got []byte, ok bool, err error) {
-	err = c.write(func() error { got, ok, err = c.Log.RememberIdempotent(ctx, key, v, ttl); return err })
-	return got, ok, err
-}
-
-func (c *crashLog) PutIdempotent(ctx context.Context, key string, v []byte, ttl time.Duration) error {
-	return c.write(func() error { return c.Log.PutIdempotent(ctx, key, v, ttl) })
-}
-
-func (c *crashLog) Delete(ctx context.Context, id string) (ok bool, err error) {
-	err = c.write(func() error { ok, err = c.Log.Delete(ctx, id); return err })
-	return ok, err
-}
-
-func (c *crashLog) Get(ctx context.Context, id string) (*store.Head, error) {
-	if err := c.read(); err != nil {
-		return nil, err
-	}
-	return c.Log.Get(ctx, id)
-}
-
-func (c *crashLog) Messages(ctx context.Context, id string, from, to int64) ([]json.RawMessage, error) {
-	if err := c.read(); err != nil {
-		return nil, err
-	}
-	return c.Log.Messages(ctx, id, from, to)
-}
-
-func (c *crashLog) TrailSteps(ctx context.Context, id string, from, to int64) ([]json.RawMessage, error) {
-	if err := c.read(); err != nil {
-		return nil, err
-	}
-	return c.Log.TrailSteps(ctx, id, from, to)
-}
-
-func (c *crashLog) Events(ctx context.Context, id string, from, to int64) ([]json.RawMessage, error) {
-	if err := c.read(); err != nil {
-		return nil, err
-	}
-	return c.Log.Events(ctx, id, from, to)
-}
+// The crash-injecting store is storetest.CrashLog: the process dies at its k-th write
+// (Acquire, Release, Commit, RememberIdempotent, PutIdempotent, Delete) — before it, or
+// after it, the write landed and its caller never learns it did — and every later call
+// fails, as nothing more runs in a dead process.
 
 // chargeFlow: an agent state that may call the host tool `charge`.
 const chargeFlow = `
@@ -180,18 +82,18 @@ func hostToolCrashes(t *testing.T, after bool) {
 			})
 		}
 		h.script(asked...)
-		dying := &crashLog{Log: h.log, k: k, after: after}
+		dying := storetest.NewCrashLog(h.log, k, after)
 		cfg := h.cfg
 		cfg.Log = dying
 		eng, err := New(cfg)
 		must(t, err)
 		out, err := eng.Send(context.Background(), "c1", SendInput{Message: "pay"})
-		if !dying.dead {
+		if !dying.P.Dead() {
 			if err != nil || out.Kind != KindCompleted {
 				t.Fatalf("clean run: %v %+v", err, out)
 			}
 			if k < 4 {
-				t.Fatalf("a clean run made only %d writes", dying.writes)
+				t.Fatalf("a clean run made only %d writes", dying.P.Writes())
 			}
 			return // every write of the turn was a kill point
 		}

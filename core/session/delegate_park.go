@@ -20,9 +20,11 @@ import (
 var timeZero time.Time
 
 // childContext is the context a child is driven under: the request's acceptance hook
-// (WithTurnOpened) belongs to the caller's call, never to its children's commits.
+// (WithTurnOpened) and its turn id (WithTurnID) belong to the caller's call, never to its
+// children's commits and turns.
 func childContext(ctx context.Context) context.Context {
 	ctx = context.WithValue(ctx, guardKey{}, Guard(nil)) // the host authorized the parent's call, not each child
+	ctx = context.WithValue(ctx, requestTurnKey{}, "")
 	return context.WithValue(ctx, turnOpenedKey{}, (func(string, string))(nil))
 }
 

@@ -311,8 +311,13 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 		defer cancel()
 		_ = e.cfg.Log.Release(rctx, id, owner)
 	}()
+	request := ""
+	if newTurn {
+		request = requestTurnOf(ctx)
+	}
 	if g := guardOf(ctx); g != nil { // the host's authorization, on the head the lease holds
-		if err := g(accessOf(id, head)); err != nil {
+		// a repeat of a request the session applied was authorized when it opened its turn
+		if err := g(accessOf(id, head)); err != nil && !appliedTurn(head.Body, request) {
 			return nil, err
 		}
 	}
@@ -323,10 +328,16 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 	if r.rec.Workflow != e.cfg.Workflow {
 		return nil, &WorkflowMismatchError{SessionID: id, Workflow: r.rec.Workflow, Requested: e.cfg.Workflow}
 	}
-	if newTurn {
+	defer r.closeScripts()
+	switch {
+	case request != "":
+		if out, ok, err := r.repeated(request); ok {
+			return out, err
+		}
+		r.beginRequestTurn(request)
+	case newTurn:
 		r.beginTurn()
 	}
-	defer r.closeScripts()
 	return fn(r)
 }
 

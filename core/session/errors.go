@@ -112,6 +112,23 @@ func (e *SessionNotParkedError) Error() string {
 // Name returns the spec error name.
 func (e *SessionNotParkedError) Name() string { return "SessionNotParkedError" }
 
+// TurnSupersededError: a repeated request (WithTurnID) whose turn the session opened once
+// and has since left for a newer call's turn: it is not applied again, and its outcome is no
+// longer the session's to tell (read the session for how it went on). HTTP 409.
+type TurnSupersededError struct{ SessionID, TurnID, CurrentTurnID string }
+
+func (e *TurnSupersededError) Error() string {
+	since := "its current turn is '" + e.CurrentTurnID + "'"
+	if e.CurrentTurnID == "" {
+		since = "past the turns it remembers, or it was deleted"
+	}
+	return fmt.Sprintf("This request was already applied to session '%s' as turn '%s', and the session has moved on since (%s): it is not applied again. Read the session for how it went on.",
+		e.SessionID, e.TurnID, since)
+}
+
+// Name returns the error name.
+func (e *TurnSupersededError) Name() string { return "TurnSupersededError" }
+
 // InvalidDecisionTargetError: the decision names no transition of the park (spec 02 §3.4).
 // HTTP 422.
 type InvalidDecisionTargetError struct {

@@ -100,6 +100,10 @@ type record struct {
 	// DeliveryIDs are the ids of the last MaxDeliveryIDs accepted deliveries that carried
 	// one (EventBridge event ids, Idempotency-Key headers): a repeat is refused unapplied.
 	DeliveryIDs []string `json:"deliveryIds,omitempty"`
+	// RequestTurns are the ids of the last MaxRequestTurns turns opened under a request's
+	// own turn id (WithTurnID: an Idempotency-Key, an event id): a repeat of one is answered
+	// from the session, never opened again.
+	RequestTurns []string `json:"requestTurns,omitempty"`
 	// CurrentTurn is the latest call that changed the session: its turn id, how it was
 	// classified and the loop steps it has taken, kept so Continue can carry it on.
 	CurrentTurn *turnMark `json:"currentTurn,omitempty"`

@@ -67,7 +67,8 @@ func invalidRequest(format string, args ...any) error {
 //	    SessionNotAwaitingInputError, ParkNotLiveError (details.liveParkId),
 //	    DuplicateDeliveryError, IdempotencyKeyInUseError, ChildSessionError
 //	    (details.parentSessionId, rootSessionId: a sub-workflow child is addressed through
-//	    its root session)
+//	    its root session), TurnSupersededError (details.turnId, currentTurnId: a repeated
+//	    request the session applied and has moved past)
 //	413 PayloadTooLargeError
 //	422 SignatureIssuesError (details.issues), UnknownTriggerError (details.available),
 //	    InvalidDecisionTargetError (details.validTargets), IdempotencyKeyReusedError
@@ -104,6 +105,7 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		stalePark  *session.ParkNotLiveError
 		badTarget  *session.InvalidDecisionTargetError
 		duplicate  *session.DuplicateDeliveryError
+		superseded *session.TurnSupersededError
 		contErr    *continuation.ContinuationStartError
 		denied     *access.DeniedError
 	)
@@ -153,6 +155,12 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 	case errors.As(err, &duplicate):
 		return http.StatusConflict, errBody(duplicate.Name(), duplicate.Error(), map[string]any{
 			"sessionId": duplicate.SessionID, "idempotencyKey": duplicate.ID}), false
+	case errors.As(err, &superseded):
+		d := map[string]any{"sessionId": superseded.SessionID, "turnId": superseded.TurnID}
+		if superseded.CurrentTurnID != "" {
+			d["currentTurnId"] = superseded.CurrentTurnID
+		}
+		return http.StatusConflict, errBody(superseded.Name(), superseded.Error(), d), false
 	case errors.As(err, &stalePark):
 		return http.StatusConflict, errBody(stalePark.Name(), stalePark.Error(), map[string]any{
 			"sessionId": stalePark.SessionID, "parkId": stalePark.ParkID, "liveParkId": stalePark.LiveParkID}), false

@@ -279,6 +279,9 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 		return nil, err
 	}
 	ctx = session.WithGuard(session.WithCaller(ctx, caller.Principal), h.policy.Guard(caller, act))
+	if turn := requestTurn(ctx); turn != "" {
+		ctx = session.WithTurnID(ctx, turn) // a repeat of the request names the same turn
+	}
 	out, err := h.run.Run(ctx, runOptions(req, h.run.Now()), call)
 	if err != nil {
 		return nil, err
@@ -294,10 +297,28 @@ func (h *Handler) engineFor(ctx context.Context, caller access.Caller, act acces
 	if err != nil {
 		return nil, err
 	}
-	if err := h.policy.Check(caller, act, a); err != nil {
+	if err := h.check(ctx, caller, act, a); err != nil {
 		return nil, err
 	}
 	return h.engines.Engine(ctx, a.Workflow)
+}
+
+// check is the access check of caller taking act on a session — passed too by a repeat of
+// the caller's own request that the session has applied (its turn id, derived from the
+// caller's Idempotency-Key, is the session's): a decider repeating a decision the session
+// has since moved past gets the decision's answer, not a 404. The engine recognises the
+// repeat under the lease and applies nothing.
+func (h *Handler) check(ctx context.Context, caller access.Caller, act access.Action, a session.SessionAccess) error {
+	err := h.policy.Check(caller, act, a)
+	if err == nil || !a.Exists {
+		return err
+	}
+	if turn := requestTurn(ctx); turn != "" {
+		if applied, aerr := h.engines.Sessions().TurnApplied(ctx, a.SessionID, turn); aerr == nil && applied {
+			return nil
+		}
+	}
+	return err
 }
 
 // turn checks a start or a turn and returns its Engine.Send call.
@@ -312,7 +333,11 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	}
 	id := t.sessionID
 	if t.act == actStart {
-		id, _, err = eng.ResolveSessionID(ctx, in.Trigger, in.Variables)
+		var minted bool
+		id, minted, err = eng.ResolveSessionID(ctx, in.Trigger, in.Variables)
+		if k := requestOf(ctx); minted && k != "" {
+			id = session.SessionIDFor(k) // a repeat of the start names the same session
+		}
 	} else {
 		id, err = spec.CheckSessionID(id)
 	}
@@ -325,7 +350,7 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	if err != nil {
 		return nil, err
 	}
-	if err := h.policy.Check(caller, access.Send, a); err != nil {
+	if err := h.check(ctx, caller, access.Send, a); err != nil {
 		return nil, err
 	}
 	start := t.act == actStart || !a.Exists

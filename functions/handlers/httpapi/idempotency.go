@@ -60,9 +60,14 @@ type idemRecord struct {
 //     (read the session, or send a new key). Only a busy session (409
 //     SessionNotResumableError, nothing written) releases the key for the retry;
 //   - a repeat while the first still runs: 409 IdempotencyKeyInUseError (retry later); a
-//     claim whose process died before writing anything expires after ClaimTTL, and one that
-//     died after its first commit answers 202 with the session and turn it opened (the claim
-//     became an accepted record at that commit), so nothing runs twice;
+//     claim whose process died before writing anything expires after ClaimTTL, and once
+//     the first commit is made the claim is an accepted record naming the session and turn,
+//     which a repeat serves from the session (replayAccepted);
+//   - the request opens its turn under an id derived from the key (session.WithTurnID),
+//     and a start with no session path its session under one too (session.SessionIDFor): a
+//     repeat that finds no record — the claim lapsed after a crash, or no record could be
+//     written — names the same session and turn, which the engine recognises under the
+//     lease instead of opening a second one;
 //   - the key with another body: 422 IdempotencyKeyReusedError; a key over
 //     MaxIdempotencyKey bytes or not printable ASCII: 400 InvalidRequestError.
 func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPRequest, key string, caller access.Caller, serve func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
@@ -97,14 +102,9 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 			resp.Headers["Idempotent-Replayed"] = "true"
 			return resp
 		case r.State == idemAccepted:
-			// the first request wrote its turn and then its process died before answering:
-			// the turn is the answer, and the session summary tells how it went on
-			sum := session.OutcomeSummary{SessionID: r.SessionID, TurnID: r.TurnID, Kind: session.KindRunning, Status: session.StatusRunning}
-			b, _ := json.Marshal(sum)
-			resp := respond(http.StatusAccepted, b)
-			resp.Headers["Location"] = sessionLocation(r.SessionID)
-			resp.Headers["Idempotent-Replayed"] = "true"
-			return resp
+			// the first request wrote its turn, and its answer was never recorded (its
+			// process died, or the record's write failed): the session answers for it
+			return h.replayAccepted(withRequest(ctx, storeKey), req, storeKey, r, serve)
 		default:
 			return h.failure(ctx, req, &requestError{code: CodeIdempotencyKeyInUse,
 				message: fmt.Sprintf("A request with Idempotency-Key %q is still running; retry it shortly for its answer.", key)})
@@ -120,7 +120,7 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 			h.log.WarnContext(ctx, "Idempotency-Key acceptance not recorded", "key", key, "error", err.Error())
 		}
 	}
-	resp := h.answer(session.WithTurnOpened(ctx, accepted), req, serve)
+	resp := h.answer(session.WithTurnOpened(withRequest(ctx, storeKey), accepted), req, serve)
 	rec, ttl := idemRecord{State: idemDone, Fingerprint: fp, Status: resp.StatusCode, Body: resp.Body}, IdempotencyTTL
 	if busy(resp) && !opened { // a busy session that wrote nothing frees the key; one that wrote keeps it
 		rec, ttl = idemRecord{State: idemPending, Fingerprint: fp}, releasedTTL
@@ -130,6 +130,73 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 		h.log.WarnContext(ctx, "Idempotency-Key answer not recorded; a repeat waits out the claim", "key", key, "error", err.Error())
 	}
 	return resp
+}
+
+// replayAccepted answers a repeat of a request whose turn is recorded (accepted) but whose
+// answer is not: the request is served again under its own turn id, which the engine
+// recognises — it carries the turn on when it is interrupted, or answers the outcome it
+// settled with, never opening a second turn — and a settled answer is recorded as the
+// key's answer. A session whose current turn is no longer the request's answers 409
+// TurnSupersededError; one whose writer is still at work (the first request, its
+// continuation) answers 202 with the session and turn, as the request itself would have.
+// A record whose turn id is not the request's own (written before turn ids were derived
+// from the key) is answered 202 from the record alone: serving it again could not be
+// recognised.
+func (h *Handler) replayAccepted(ctx context.Context, req events.APIGatewayV2HTTPRequest, storeKey string, r idemRecord, serve func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
+	running := func() events.APIGatewayV2HTTPResponse {
+		sum := session.OutcomeSummary{SessionID: r.SessionID, TurnID: r.TurnID, Kind: session.KindRunning, Status: session.StatusRunning}
+		b, _ := json.Marshal(sum)
+		resp := respond(http.StatusAccepted, b)
+		resp.Headers["Location"] = sessionLocation(r.SessionID)
+		resp.Headers["Idempotent-Replayed"] = "true"
+		return resp
+	}
+	if r.TurnID != session.TurnIDFor(storeKey) {
+		return running()
+	}
+	applied, err := h.engines.Sessions().TurnApplied(ctx, r.SessionID, r.TurnID)
+	if err != nil {
+		return h.failure(ctx, req, fmt.Errorf("read session %s: %w", r.SessionID, err))
+	}
+	if !applied { // moved on past what the session remembers, or deleted: never opened again
+		return h.failure(ctx, req, &session.TurnSupersededError{SessionID: r.SessionID, TurnID: r.TurnID})
+	}
+	resp := h.answer(ctx, req, serve)
+	if busy(resp) {
+		return running()
+	}
+	if resp.StatusCode == http.StatusOK {
+		b, _ := json.Marshal(idemRecord{State: idemDone, Fingerprint: r.Fingerprint, Status: resp.StatusCode, Body: resp.Body})
+		if err := h.engines.Log().PutIdempotent(context.WithoutCancel(ctx), storeKey, b, IdempotencyTTL); err != nil {
+			h.log.WarnContext(ctx, "Idempotency-Key answer not recorded; the next repeat reads the session again", "error", err.Error())
+		}
+	}
+	resp.Headers["Idempotent-Replayed"] = "true"
+	return resp
+}
+
+type requestKey struct{}
+
+// withRequest marks ctx as serving the request whose Idempotency-Key is stored under
+// storeKey: the request's turn id (session.TurnIDFor) and, for a start whose session id
+// would be minted, its session id (session.SessionIDFor) are derived from it, so a repeat —
+// after a crash, a lapsed claim or a lost record — names the same session and turn.
+func withRequest(ctx context.Context, storeKey string) context.Context {
+	return context.WithValue(ctx, requestKey{}, storeKey)
+}
+
+// requestOf is the store key withRequest set ("" for a request without an Idempotency-Key).
+func requestOf(ctx context.Context) string {
+	k, _ := ctx.Value(requestKey{}).(string)
+	return k
+}
+
+// requestTurn is the turn id of ctx's request ("" without an Idempotency-Key).
+func requestTurn(ctx context.Context) string {
+	if k := requestOf(ctx); k != "" {
+		return session.TurnIDFor(k)
+	}
+	return ""
 }
 
 // idemKey is the store key of an Idempotency-Key (scoped to the caller, method and path,

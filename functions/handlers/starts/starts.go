@@ -168,9 +168,13 @@ func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result
 	}
 	// the event's source starts and owns the session (the bus's resource policy decides who may send it)
 	ctx = session.WithCaller(ctx, identity.EventSource(ev.Source, ev.AccountID))
-	res, err := h.open(session.WithTurnOpened(ctx, opened), route.Workflow, trigger, vars, message)
+	res, err := h.open(session.WithTurnOpened(ctx, opened), key, route.Workflow, trigger, vars, message)
 	final, ttl := claim{State: "done", SessionID: res.SessionID}, httpapi.IdempotencyTTL
 	var busy *session.SessionNotResumableError
+	var superseded *session.TurnSupersededError
+	if errors.As(err, &superseded) { // its start was applied once, and the session has moved on
+		res, err = Result{SessionID: superseded.SessionID, Duplicate: true}, nil
+	}
 	switch {
 	case errors.As(err, &busy) && !wrote: // nothing written: Lambda's retry may run it
 		final, ttl = claim{State: "pending"}, releasedTTL
@@ -191,7 +195,10 @@ func (h *Handler) start(ctx context.Context, ev events.EventBridgeEvent) (Result
 
 // open starts (or continues) the session the firing resolves to, under the Runner: a turn
 // that outlives the invocation goes on in a continuation (the result's outcome "running").
-func (h *Handler) open(ctx context.Context, workflow, trigger string, vars map[string]any, message string) (Result, error) {
+// The event's claim key names its turn (session.WithTurnID) and, when the trigger names no
+// session, its session (session.SessionIDFor): a redelivery after a claim that lapsed or
+// was never recorded finds the turn the first delivery opened, never a second.
+func (h *Handler) open(ctx context.Context, key, workflow, trigger string, vars map[string]any, message string) (Result, error) {
 	eng, err := h.engines.Engine(ctx, workflow)
 	if err != nil {
 		return Result{}, err
@@ -199,10 +206,14 @@ func (h *Handler) open(ctx context.Context, workflow, trigger string, vars map[s
 	if err := httpapi.CheckVariableNames(vars); err != nil {
 		return Result{}, err
 	}
-	id, _, err := eng.ResolveSessionID(ctx, trigger, vars)
+	id, minted, err := eng.ResolveSessionID(ctx, trigger, vars)
 	if err != nil {
 		return Result{}, err
 	}
+	if minted {
+		id = session.SessionIDFor(key)
+	}
+	ctx = session.WithTurnID(ctx, session.TurnIDFor(key))
 	if err := eng.CheckStart(ctx, trigger, vars); err != nil {
 		return Result{SessionID: id}, err
 	}
