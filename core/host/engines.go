@@ -53,6 +53,8 @@ type Engines struct {
 	applied bool
 	bad     [32]byte // digest of the last file that did not load …
 	badErr  error    // … and why (a parse error does not change until the file does)
+	checked [32]byte // digest of the last file held to env.Deployed …
+	seen    bool     // … once one was
 }
 
 // NewEngines returns engines over base with the host file applied on first use.
@@ -91,6 +93,12 @@ func (e *Engines) Refresh(ctx context.Context) error {
 	if src == nil {
 		digest = [32]byte{}
 	}
+	if e.env.Deployed != "" && (!e.seen || digest != e.checked) {
+		e.checked, e.seen = digest, true
+		if msg := DeployedMismatch(e.env.Deployed, src); msg != "" && e.env.Log != nil {
+			e.env.Log.WarnContext(ctx, msg, "deployedSha256", e.env.Deployed, "readSha256", hostconfig.Digest(src))
+		}
+	}
 	if e.applied && digest == e.current {
 		return nil
 	}
@@ -111,4 +119,27 @@ func (e *Engines) Refresh(ctx context.Context) error {
 	e.Rebase(next)
 	e.current, e.applied, e.badErr = digest, true, nil
 	return nil
+}
+
+// DeployedMismatch holds the host file a function read (src; nil when there is none) to the
+// one its deployment granted (deployed: a hostconfig.Digest, as ARCHMAX_HOST_FILE_SHA256
+// gives it): "" when they are the same file (or deployed is ""), else the warning to log.
+// A file that differs may name tools, secrets or buckets the functions' roles were not
+// granted, or keep ones whose grants are gone: its calls may be refused by IAM.
+func DeployedMismatch(deployed string, src []byte) string {
+	read := hostconfig.Digest(src)
+	switch {
+	case deployed == "" || deployed == read:
+		return ""
+	case src == nil:
+		return fmt.Sprintf("the stack was deployed with a %s (sha256 %s), but the spec prefix holds none: its grants are for a file the functions no longer read; "+
+			"deploy the workspace with the stack (make deploy WORKSPACE=…)", hostconfig.File, deployed)
+	case deployed == hostconfig.NoFile:
+		return fmt.Sprintf("the %s read from the spec prefix (sha256 %s) is not the stack's: it was deployed from a workspace without one, so none of the "+
+			"functions, secrets, signed endpoints or buckets it names were granted; deploy the workspace with the stack (make deploy WORKSPACE=…)", hostconfig.File, read)
+	default:
+		return fmt.Sprintf("the %s read from the spec prefix (sha256 %s) differs from the one the stack was deployed with (sha256 %s): the functions' "+
+			"permissions were granted for that one, so a call this file adds may be refused by IAM; deploy the workspace with the stack (make deploy WORKSPACE=…)",
+			hostconfig.File, read, deployed)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path"
 	"strings"
 
@@ -33,6 +34,12 @@ type Env struct {
 	// Mount opens the backend of one mount: the tree and the key in it the mount's root maps
 	// to ("" for the tree's root, or the one file of a file mount). nil: mounts are refused.
 	Mount func(ctx context.Context, m hostconfig.MountDecl) (files store.Files, key string, err error)
+	// Deployed is the hostconfig.Digest of the host file the deployment's permissions were
+	// granted for (ARCHMAX_HOST_FILE_SHA256: the stack's, from the workspace it uploaded;
+	// hostconfig.NoFile when that workspace had none); "" skips the check. Engines compares
+	// every file it reads with it and logs one warning on Log for each that differs.
+	Deployed string
+	Log      *slog.Logger // nil: no warning is logged
 }
 
 // MountError is a mount the assembly cannot serve.

@@ -1,8 +1,24 @@
 package hostconfig
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"slices"
 )
+
+// NoFile is Digest's answer for a workspace without a host file.
+const NoFile = "none"
+
+// Digest identifies a host file's bytes: their SHA-256 in lower-case hex, or NoFile when src
+// is nil (no file). The stack passes the digest of the file it granted and uploaded to the
+// functions (ARCHMAX_HOST_FILE_SHA256), which compare it with the file they read.
+func Digest(src []byte) string {
+	if src == nil {
+		return NoFile
+	}
+	sum := sha256.Sum256(src)
+	return hex.EncodeToString(sum[:])
+}
 
 // ToolNames are the names the file's tools are called by, in file order: a lambda or http
 // entry's name, and each exposed MCP tool's Prefix + As (or Name).
@@ -49,6 +65,8 @@ type Resources struct {
 type SignedEndpoint struct {
 	Service, Region string // Region "" = the function's
 	URL             string // the http tool's URL template or the MCP server's URL
+	// Method is the http tool's method; "" for an MCP server (every request a POST).
+	Method string
 }
 
 // BucketAccess is one mount's S3 location.
@@ -68,11 +86,11 @@ func (c *Config) Resources() Resources {
 			*list = append(*list, s)
 		}
 	}
-	auth := func(a *Auth, url string) {
+	auth := func(a *Auth, url, method string) {
 		switch {
 		case a == nil:
 		case a.SigV4 != nil:
-			e := SignedEndpoint{Service: a.SigV4.Service, Region: a.SigV4.Region, URL: url}
+			e := SignedEndpoint{Service: a.SigV4.Service, Region: a.SigV4.Region, URL: url, Method: method}
 			if !slices.Contains(r.SigV4, e) {
 				r.SigV4 = append(r.SigV4, e)
 			}
@@ -91,12 +109,12 @@ func (c *Config) Resources() Resources {
 			if parts, err := SplitURL(d.HTTP.URL); err == nil {
 				add(&r.Endpoints, parts.Origin)
 			}
-			auth(d.HTTP.Auth, d.HTTP.URL)
+			auth(d.HTTP.Auth, d.HTTP.URL, d.HTTP.Method)
 		case d.MCP != nil:
 			if parts, err := SplitURL(d.MCP.URL); err == nil {
 				add(&r.Endpoints, parts.Origin)
 			}
-			auth(d.MCP.Auth, d.MCP.URL)
+			auth(d.MCP.Auth, d.MCP.URL, "")
 		}
 	}
 	for _, m := range c.Mounts {

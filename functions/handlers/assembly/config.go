@@ -8,10 +8,12 @@ import (
 	"cmp"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/clock"
+	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/functions/handlers/access"
 )
 
@@ -50,6 +52,10 @@ const (
 	EnvIAMAdmins      = "ARCHMAX_IAM_ADMINS"       // IAM principals that read and act on every session
 	EnvIAMDeciders    = "ARCHMAX_IAM_DECIDERS"     // IAM principals that read and decide sessions parked for a decision
 	EnvFourEyes       = "ARCHMAX_FOUR_EYES"        // "1" or "true": the four-eyes rule on decisions (default off)
+	// The host file the stack granted and uploaded (`make deploy WORKSPACE=…`): its
+	// hostconfig.Digest, "none" for a workspace without one. A function that reads another
+	// logs a warning (host.DeployedMismatch); unset, nothing is compared.
+	EnvHostFileSHA256 = "ARCHMAX_HOST_FILE_SHA256"
 )
 
 // Defaults of the optional settings.
@@ -85,6 +91,9 @@ type Config struct {
 	// Access is who may do what on the HTTP API (EnvJWTScopePrefix, EnvIAMAdmins,
 	// EnvIAMDeciders, EnvFourEyes).
 	Access access.Policy
+	// HostFileSHA256 is the digest of the deployed host file (EnvHostFileSHA256; "" = no
+	// check).
+	HostFileSHA256 string
 	// Clock is nil on AWS (the system clock; never from the environment). A test sets a
 	// fake one: the engines, the Scheduler adapter's MinLead and the Runner's budget then
 	// read it, and its invocations carry continuation.WithInvocationDeadline.
@@ -139,6 +148,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		ContinueFunction:  cmp.Or(get(EnvContinueFunction), get("AWS_LAMBDA_FUNCTION_NAME")),
 		LambdaEndpoint:    get(EnvLambdaEndpoint),
 		Access:            access.Policy{ScopePrefix: get(EnvJWTScopePrefix)},
+		HostFileSHA256:    get(EnvHostFileSHA256),
 	}
 	if c.Region == "" {
 		c.Region = get("AWS_DEFAULT_REGION")
@@ -174,6 +184,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	default:
 		cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s=%q is not 1, true, 0 or false", EnvFourEyes, v))
 	}
+	if h := c.HostFileSHA256; h != "" && h != hostconfig.NoFile && !sha256Hex.MatchString(h) {
+		cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s=%q is not a SHA-256 in hex (64 of 0-9a-f) or %q", EnvHostFileSHA256, h, hostconfig.NoFile))
+	}
 	if (c.WakeTargetARN == "") != (c.SchedulerRoleARN == "") {
 		cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s and %s are set together or not at all", EnvWakeTargetARN, EnvSchedulerRoleARN))
 	}
@@ -207,6 +220,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	return c, nil
 }
+
+// sha256Hex is hostconfig.Digest's form of a file's digest.
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // prefix reads a key prefix: unset or blank means def, and a missing trailing "/" is
 // added ("specs" → "specs/").

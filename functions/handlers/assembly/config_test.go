@@ -52,6 +52,12 @@ func TestConfigFromEnv(t *testing.T) {
 			"AWS_LAMBDA_FUNCTION_NAME": "archmax-turn", EnvContinueFunction: "arn:aws:lambda:eu-west-1:1:function:worker"}), Config{
 			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
 			ContinueFunction: "arn:aws:lambda:eu-west-1:1:function:worker"}},
+		{"the deployed host file's digest (the stack's)", with(map[string]string{EnvHostFileSHA256: strings.Repeat("0a", 32)}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
+			HostFileSHA256: strings.Repeat("0a", 32)}},
+		{"deployed without a host file", with(map[string]string{EnvHostFileSHA256: "none"}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
+			HostFileSHA256: "none"}},
 		{"credentials are ignored without an endpoint", with(map[string]string{"AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s"}), Config{
 			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel]}},
 	}
@@ -90,6 +96,8 @@ func TestConfigFromEnvRefusesUnusableConfiguration(t *testing.T) {
 		{"an IAM role holder must be a principal ARN", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
 			EnvIAMDeciders: "arn:aws:iam::1:role/ok, approvers"}, nil, EnvIAMDeciders},
 		{"four-eyes is a boolean", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m", EnvFourEyes: "yes please"}, nil, EnvFourEyes},
+		{"the host file's digest is a SHA-256 in hex", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
+			EnvHostFileSHA256: strings.Repeat("0A", 32)}, nil, EnvHostFileSHA256},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

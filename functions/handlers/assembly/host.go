@@ -3,6 +3,7 @@ package assembly
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path"
 	"strings"
 
@@ -18,10 +19,13 @@ import (
 
 // hostEnv is how the functions apply the host file (read from <SpecPrefix>archmax.host.yaml
 // through the authored tree's ETag cache): the build's tool kinds over the function's AWS
-// configuration, and each mount served from its s3:// location.
-func hostEnv(cfg Config, awsCfg aws.Config, s3c *s3.Client) host.Env {
+// configuration, and each mount served from its s3:// location. A file whose digest is not
+// the deployed one (cfg.HostFileSHA256) is logged once as a warning on log.
+func hostEnv(cfg Config, awsCfg aws.Config, s3c *s3.Client, log *slog.Logger) host.Env {
 	return host.Env{
-		Kinds: hostenv.Kinds(),
+		Deployed: cfg.HostFileSHA256,
+		Log:      log,
+		Kinds:    hostenv.Kinds(),
 		Deps: hostenv.AWS{Config: func(context.Context) (aws.Config, error) { return awsCfg, nil },
 			LambdaEndpoint: cfg.LambdaEndpoint}.Deps(),
 		Mount: func(_ context.Context, m hostconfig.MountDecl) (store.Files, string, error) {

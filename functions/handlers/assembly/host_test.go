@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -71,11 +72,11 @@ func TestHostFileFromTheSpecBucket(t *testing.T) {
 		_, _ = w.Write([]byte("status of " + strings.TrimPrefix(r.URL.Path, "/orders/")))
 	}))
 	defer status.Close()
-	put(t, c, bucket, "specs/"+hostconfig.File, `tools:
+	hostSrc := `tools:
   - name: get_status
     description: The status of an order.
     input: { type: object, properties: { id: { type: string } }, required: [id] }
-    http: { method: GET, url: "`+status.URL+`/orders/{id}" }
+    http: { method: GET, url: "` + status.URL + `/orders/{id}" }
 policyRules:
   - id: host.no-drafts
     effect: block
@@ -83,9 +84,12 @@ policyRules:
     paths: ["contracts/drafts/**"]
     reason: Drafts are not for agents.
 mounts:
-  - { name: contracts, s3: "s3://`+bucket+`/library/contracts/", governed: true }
-`)
-	cfg := Config{Bucket: bucket, SpecPrefix: "specs/", SessionPrefix: "sessions/"}
+  - { name: contracts, s3: "s3://` + bucket + `/library/contracts/", governed: true }
+`
+	put(t, c, bucket, "specs/"+hostconfig.File, hostSrc)
+	// the stack deployed this very file (ARCHMAX_HOST_FILE_SHA256): another one is warned about
+	var logged bytes.Buffer
+	cfg := Config{Bucket: bucket, SpecPrefix: "specs/", SessionPrefix: "sessions/", HostFileSHA256: hostconfig.Digest([]byte(hostSrc))}
 	awsCfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
 	mdl := &oneModel{calls: []model.Block{toolUse("c1", "get_status", map[string]any{"id": "ORD-7"}),
 		toolUse("c2", "read_file", map[string]any{"file_path": "contracts/a.md"}),
@@ -93,7 +97,7 @@ mounts:
 	engines := NewEngines(session.Config{
 		Authored: s3store.NewFiles(c, bucket, cfg.SpecPrefix, s3store.WithETagCache(), s3store.ReadOnly()),
 		Log:      memory.New(), Files: s3store.NewFiles(c, bucket, cfg.SessionPrefix), Model: mdl, ModelID: "m",
-	}, hostEnv(cfg, awsCfg, c))
+	}, hostEnv(cfg, awsCfg, c, slog.New(slog.NewJSONHandler(&logged, nil))))
 	ctx := context.Background()
 	eng, err := engines.Engine(ctx, "wf")
 	if err != nil {
@@ -124,6 +128,14 @@ mounts:
 	put(t, c, bucket, "specs/"+hostconfig.File, "policyRules: []\n")
 	if next, err := engines.Engine(ctx, "wf"); err != nil || next == eng {
 		t.Errorf("a fixed upload: %v", err)
+	}
+	if _, err := engines.Engine(ctx, "wf"); err != nil {
+		t.Fatal(err)
+	}
+	// the deployed file drew no warning; the broken and the fixed upload one each
+	if n := strings.Count(logged.String(), `"level":"WARN"`); n != 2 ||
+		!strings.Contains(logged.String(), `"readSha256":"`+hostconfig.Digest([]byte("policyRules: []\n"))+`"`) {
+		t.Errorf("%d warnings, want 2:\n%s", n, logged.String())
 	}
 }
 

@@ -92,7 +92,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		ModelID:   cfg.ModelID,
 		Scheduler: sched,
 		Clock:     now,
-	}, hostEnv(cfg, awsCfg, s3c))
+	}, hostEnv(cfg, awsCfg, s3c, log))
 	var starter continuation.Starter
 	if cfg.ContinueFunction != "" {
 		lc := lambda.NewFromConfig(awsCfg, func(o *lambda.Options) {
