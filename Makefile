@@ -1,6 +1,6 @@
 # archmax — the two commands a new user needs are `make run` and `make test`.
 GO       ?= go
-WORKSPACE := fixtures/access-desk
+DEMO     := fixtures/access-desk
 MESSAGE  := Hi, I'm Dana from the platform team. I need badge access to the east lab, please.
 
 DDB      := local/scripts/dynamodb-local.sh
@@ -9,8 +9,8 @@ DDB      := local/scripts/dynamodb-local.sh
 
 ## run: a governed turn of the fixture workflow on the embedded default (no AWS, no network)
 run:
-	$(GO) run ./local/cmd/archmax run --workspace $(WORKSPACE) --store .archmax \
-		--model-script $(WORKSPACE)/model-scripts/happy.model.yaml \
+	$(GO) run ./local/cmd/archmax run --workspace $(DEMO) --store .archmax \
+		--model-script $(DEMO)/model-scripts/happy.model.yaml \
 		access-request "$(MESSAGE)"
 
 ## test: everything — vet, every test (DynamoDB Local started for the run and stopped after):
@@ -56,15 +56,18 @@ cli:
 ## synth / deploy: the CDK app (infra/, its own Go module) through the pinned CDK CLI
 ## (infra/package.json) — synth writes cdk.out/archmax-$(STAGE).template.json; deploy needs AWS
 ## credentials and a bootstrapped account (`cdk bootstrap`). Parameters (all optional):
-## STAGE MODEL MODELS SPEC_PREFIX SESSION_PREFIX EVENT_ROUTES DELIVERY_SOURCES JWT_ISSUER
-## JWT_AUDIENCE JWT_SCOPE_PREFIX IAM_ADMINS IAM_DECIDERS FOUR_EYES EVENT_PUTTERS LOG_RETENTION_DAYS
-## (infra/README.md); DEPLOY_FLAGS go to `cdk deploy`.
+## WORKSPACE (on the command line: the workspace deployed with the stack — its host file's grants,
+## its upload under the spec prefix; none: neither) STAGE MODEL MODELS SPEC_PREFIX SESSION_PREFIX EVENT_ROUTES
+## DELIVERY_SOURCES JWT_ISSUER JWT_AUDIENCE JWT_SCOPE_PREFIX IAM_ADMINS IAM_DECIDERS FOUR_EYES
+## EVENT_PUTTERS LOG_RETENTION_DAYS (infra/README.md); DEPLOY_FLAGS go to `cdk deploy`.
 CDK   := infra/node_modules/.bin/cdk
 JSII  := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 STAGE ?= dev
 # q quotes a value for the shell (a ' inside becomes '\'')
 q = '$(subst ','\'',$(1))'
-CDK_CONTEXT = -c stage=$(call q,$(STAGE)) $(if $(MODEL),-c model=$(call q,$(MODEL))) $(if $(MODELS),-c models=$(call q,$(MODELS))) \
+# WORKSPACE is read from make's command line only: CI systems (Jenkins) export a WORKSPACE of their own
+DEPLOY_WORKSPACE = $(if $(filter command line,$(origin WORKSPACE)),$(WORKSPACE))
+CDK_CONTEXT = -c stage=$(call q,$(STAGE)) $(if $(DEPLOY_WORKSPACE),-c workspace=$(call q,$(DEPLOY_WORKSPACE))) $(if $(MODEL),-c model=$(call q,$(MODEL))) $(if $(MODELS),-c models=$(call q,$(MODELS))) \
 	$(if $(SPEC_PREFIX),-c specPrefix=$(call q,$(SPEC_PREFIX))) $(if $(SESSION_PREFIX),-c sessionPrefix=$(call q,$(SESSION_PREFIX))) \
 	$(if $(EVENT_ROUTES),-c eventRoutes=$(call q,$(EVENT_ROUTES))) $(if $(DELIVERY_SOURCES),-c deliverySources=$(call q,$(DELIVERY_SOURCES))) \
 	$(if $(JWT_ISSUER),-c jwtIssuer=$(call q,$(JWT_ISSUER))) $(if $(JWT_AUDIENCE),-c jwtAudience=$(call q,$(JWT_AUDIENCE))) \

@@ -30,6 +30,8 @@ import (
 //     schedules named archmax-… in the stage's group, passing the Scheduler role.
 //   - Lambda (functions/handlers/continuation): a turn that outlives its invocation
 //     continues in an asynchronous Invoke of the function itself.
+//   - The host file (core/host): the engines' host tools invoke functions, read secrets and
+//     sign requests, and their mounts read S3 — what the deployed host file names (host.go).
 type Access struct {
 	TableActions []string // on the table
 	Indexes      []string // Query on these indexes
@@ -41,6 +43,10 @@ type Access struct {
 	Models        bool // bedrock:InvokeModel on the configured models
 	Schedules     bool // the Scheduler actions and iam:PassRole of the Scheduler role
 	InvokeSelf    bool // lambda:InvokeFunction on itself (continuations)
+	// Host: the function runs engines, which read the host file (host.Engines): it gets the
+	// grants the deployed workspace's host file names (HostGrants) and the file's digest
+	// (ARCHMAX_HOST_FILE_SHA256).
+	Host bool
 }
 
 // DynamoDB actions of the functions.
@@ -52,13 +58,13 @@ var (
 // AccessOf is each function's Access.
 var AccessOf = map[string]Access{
 	// HTTP starts and turns (Idempotency-Key), EventBridge starts (event claims), continuations
-	FnTurn: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true},
+	FnTurn: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
 	// HTTP decisions (Idempotency-Key), continuations
-	FnDecide: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true},
+	FnDecide: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
 	// HTTP deliveries (Idempotency-Key) and EventBridge deliveries (ids kept in the head), continuations
-	FnDeliver: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true},
+	FnDeliver: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
 	// scheduled wakes and the sweep over byParkDue, continuations; no HTTP, so no PutItem
-	FnWake: {TableActions: engineTable, Indexes: []string{IndexByParkDue}, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true},
+	FnWake: {TableActions: engineTable, Indexes: []string{IndexByParkDue}, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
 	// read-only: heads, items and the listing indexes (every session, an owner's, the decision
 	// queue in byParkDue); blobs of large values
 	FnSessions: {TableActions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Indexes: []string{IndexByUpdated, IndexByOwner, IndexByParkDue}, ReadSessions: true},

@@ -62,6 +62,10 @@ const (
 	// need only their own IAM permission.
 	CtxEventPutters = "eventPutters"
 	CtxBuildDir     = "buildDir" // where <fn>/bootstrap are (relative to the top level)
+	// CtxWorkspace is the workspace deployed with the stack (relative to the top level; the
+	// Makefile's WORKSPACE): its host file's grants on the functions' roles, and its files
+	// uploaded under the spec prefix. Unset: no host grants, no upload.
+	CtxWorkspace = "workspace"
 )
 
 // EventRoute is one entry of ARCHMAX_EVENT_ROUTES (functions/handlers/starts.Route): events
@@ -105,6 +109,8 @@ type Config struct {
 	LogRetentionDays int
 	// BuildDir holds <fn>/bootstrap for every function (linux/arm64 builds).
 	BuildDir string
+	// Workspace is the workspace deployed with the stack (ReadWorkspace); nil: none.
+	Workspace *Workspace
 }
 
 // AllModels is Model followed by the other Models, without repeats.
@@ -206,6 +212,11 @@ func ConfigFromContext(scope constructs.Construct) (Config, error) {
 	for _, fn := range FunctionNames {
 		if _, err := os.Stat(filepath.Join(c.BuildDir, fn, "bootstrap")); err != nil {
 			return Config{}, fmt.Errorf("%s/%s/bootstrap is not built (run `make build`, or set -c %s=DIR): %w", c.BuildDir, fn, CtxBuildDir, err)
+		}
+	}
+	if dir := get(CtxWorkspace, ""); dir != "" {
+		if c.Workspace, err = ReadWorkspace(dir); err != nil {
+			return Config{}, err
 		}
 	}
 	return c, nil

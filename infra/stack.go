@@ -18,9 +18,12 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3deployment"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/archmax-ai/archmax/core/hostconfig"
 )
 
 // The session-log table's schema (core/store/dynamodb: table.go's CreateTable, the attr*
@@ -55,6 +58,7 @@ const (
 	EnvIAMAdmins        = "ARCHMAX_IAM_ADMINS"
 	EnvIAMDeciders      = "ARCHMAX_IAM_DECIDERS"
 	EnvFourEyes         = "ARCHMAX_FOUR_EYES"
+	EnvHostFileSHA256   = "ARCHMAX_HOST_FILE_SHA256"
 )
 
 // HTTPFunctions serve API Gateway requests: they get the access settings.
@@ -85,7 +89,9 @@ var SweepEvery = awscdk.Duration_Minutes(jsii.Number(5))
 // Stack is the archmax bundle of one stage: the session-log table, the data bucket, the five
 // functions with their roles and log groups, the HTTP API, the stage's event bus with its
 // resource policy, the EventBridge rules (starts and deliveries on that bus, the sweep), the
-// Scheduler group and the role Scheduler assumes. The struct is
+// Scheduler group and the role Scheduler assumes; with a workspace (Config.Workspace), the
+// grants its host file names on the engine functions' roles and its upload under the spec
+// prefix. The struct is
 // not itself a construct: pass its embedded Stack (s.Stack) where jsii wants a scope or a
 // stack (assertions.Template_FromStack).
 type Stack struct {
@@ -100,6 +106,8 @@ type Stack struct {
 	Bus           awsevents.EventBus
 	ScheduleGroup awsscheduler.ScheduleGroup
 	SchedulerRole awsiam.Role
+	// Deployment uploads the workspace under the spec prefix (nil without a workspace).
+	Deployment awss3deployment.BucketDeployment
 }
 
 // NewStack builds the stage's stack in scope (named cfg.StackName()). It is
@@ -115,6 +123,7 @@ func NewStack(scope constructs.Construct, cfg Config) *Stack {
 		s.function(fn)
 	}
 	s.schedulerTarget()
+	s.workspace()
 	s.httpAPI()
 	s.eventRules()
 	s.outputs()
@@ -240,6 +249,9 @@ func (s *Stack) function(fn string) {
 	if fn == FnDecide && cfg.FourEyes {
 		env[EnvFourEyes] = jsii.String("1")
 	}
+	if acc.Host && cfg.Workspace != nil {
+		env[EnvHostFileSHA256] = jsii.String(cfg.Workspace.Digest)
+	}
 	props := &awslambda.FunctionProps{
 		FunctionName:  jsii.String(cfg.FunctionName(fn)),
 		Description:   jsii.String("archmax functions/" + fn),
@@ -325,7 +337,37 @@ func (s *Stack) statements(fn string, acc Access) []awsiam.PolicyStatement {
 	if acc.InvokeSelf {
 		out = append(out, stmt([]string{"lambda:InvokeFunction"}, FunctionArn(s.Stack, s.Config, fn)))
 	}
+	if acc.Host && s.Config.Workspace != nil {
+		out = append(out, NewHostGrants(s.Stack, s.Config.Workspace.Host).Statements...)
+	}
 	return out
+}
+
+// workspace uploads the workspace's files (Workspace.Files: the authored tree, without
+// secrets, local state or case files) under the spec prefix with a CDK bucket deployment,
+// pruning what the prefix holds beyond them, after the functions and their grants are in
+// place: the host file the functions read is the one their permissions came from. What the
+// host file names but the stack cannot grant is a synth warning.
+func (s *Stack) workspace() {
+	w := s.Config.Workspace
+	if w == nil {
+		return
+	}
+	for i, msg := range NewHostGrants(s.Stack, w.Host).Warnings {
+		awscdk.Annotations_Of(s.Stack).AddWarningV2(jsii.String(fmt.Sprintf("archmax:host-grant-%d", i)), jsii.String(hostconfig.File+": "+msg), nil)
+	}
+	s.Deployment = awss3deployment.NewBucketDeployment(s.Stack, jsii.String("Workspace"), &awss3deployment.BucketDeploymentProps{
+		Sources:              &[]awss3deployment.ISource{awss3deployment.Source_Asset(jsii.String(w.Stage), nil)},
+		DestinationBucket:    s.Bucket,
+		DestinationKeyPrefix: jsii.String(s.Config.SpecPrefix),
+		Prune:                jsii.Bool(true),
+		RetainOnDelete:       jsii.Bool(true),
+		MemoryLimit:          jsii.Number(512),
+		OutputObjectKeys:     jsii.Bool(false), // a large workspace's key list would outgrow a custom resource's 4 KB response
+	})
+	for _, fn := range FunctionNames {
+		s.Deployment.Node().AddDependency(s.Functions[fn])
+	}
 }
 
 // httpAPI: the HTTP API (payload format 2.0) with every route of docs/openapi.yaml on its
@@ -442,7 +484,8 @@ func (s *Stack) outputs() {
 	out("ApiUrl", s.API.ApiEndpoint(), "the HTTP API (IAM-signed requests unless a JWT authorizer is configured)")
 	out("TableName", s.Table.TableName(), "the session log")
 	out("BucketName", s.Bucket.BucketName(), "specs and session files")
-	out("SpecsUri", jsii.String("s3://"+*s.Bucket.BucketName()+"/"+s.Config.SpecPrefix), "upload workflows/, skills/, AGENTS.md here")
+	out("SpecsUri", jsii.String("s3://"+*s.Bucket.BucketName()+"/"+s.Config.SpecPrefix),
+		"the workspace's workflows/, skills/, .platform/, AGENTS.md and archmax.host.yaml (make deploy WORKSPACE=DIR uploads them)")
 	out("ScheduleGroup", s.ScheduleGroup.ScheduleGroupName(), "EventBridge Scheduler group of timed parks")
 	out("EventBusName", s.Bus.EventBusName(), "put event starts and deliveries here (sources: "+strings.Join(s.Config.EventSources(), ", ")+")")
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -19,17 +21,39 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
+
+	"github.com/archmax-ai/archmax/core/hostconfig"
 )
 
 // The stack is synthesized once per configuration (each synth costs seconds); every test
 // reads the same template.
 var (
-	testCfg  Config
-	tmpl     assertions.Template
-	tmplJSON map[string]any
-	jwtTmpl  assertions.Template
-	jwtJSON  map[string]any
+	testCfg   Config
+	testStack *Stack
+	tmpl      assertions.Template
+	tmplJSON  map[string]any
+	outdir    string // the main variant's cloud assembly (its assets)
+	jwtTmpl   assertions.Template
+	jwtJSON   map[string]any
 )
+
+// testWorkspace is the workspace the main variant deploys: testdata/workspace (its host
+// file names every kind of grant) copied with what an upload must never carry added.
+func testWorkspace(dir string) *Workspace {
+	must(os.CopyFS(dir, os.DirFS("testdata/workspace")))
+	for name, content := range map[string]string{
+		".env": "TICKETS_TOKEN=secret\n", "skills/orders/.env.local": "X=1\n", ".archmax/sessions/s1/head.json": "{}",
+		"node_modules/x/index.js": "x", "skills/orders/node_modules/y.js": "y", ".git/config": "[core]",
+		"workflows/desk/.DS_Store": "x", "workflows/desk/.env": "Y=2\n",
+	} {
+		must(os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		must(os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	must(os.Symlink("AGENTS.md", filepath.Join(dir, "skills", "orders", "linked.md")))
+	w, err := ReadWorkspace(dir)
+	must(err)
+	return w
+}
 
 const testProfile = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
@@ -44,6 +68,9 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 		defer os.RemoveAll(build)
+		outdir = filepath.Join(build, "cdk.out")
+		ws := testWorkspace(filepath.Join(build, "workspace"))
+		defer ws.Close()
 		for _, fn := range FunctionNames {
 			must(os.MkdirAll(filepath.Join(build, fn), 0o755))
 			must(os.WriteFile(filepath.Join(build, fn, "bootstrap"), []byte("#!/bin/sh\n# "+fn+"\n"), 0o755))
@@ -63,9 +90,11 @@ func TestMain(m *testing.M) {
 			IAMDeciders:      []string{"arn:aws:iam::123456789012:role/approvers", "arn:aws:iam::123456789012:user/bob"},
 			FourEyes:         true,
 			EventPutters:     []string{"210987654321", "arn:aws:iam::210987654321:role/partner-events"},
+			Workspace:        ws,
 		}
 		must(testCfg.Check())
-		tmpl = assertions.Template_FromStack(NewStack(awscdk.NewApp(nil), testCfg).Stack, nil)
+		testStack = NewStack(awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir)}), testCfg)
+		tmpl = assertions.Template_FromStack(testStack.Stack, nil)
 		b, err := json.Marshal(tmpl.ToJSON())
 		must(err)
 		must(json.Unmarshal(b, &tmplJSON))
@@ -73,6 +102,7 @@ func TestMain(m *testing.M) {
 		jwtCfg := testCfg
 		jwtCfg.JWTIssuer, jwtCfg.JWTAudience = "https://issuer.example.com/", []string{"archmax-api"}
 		jwtCfg.JWTScopePrefix, jwtCfg.IAMAdmins, jwtCfg.IAMDeciders, jwtCfg.EventPutters = DefaultJWTScopePrefix, nil, nil, nil
+		jwtCfg.Workspace = nil // and no workspace: no host grants, no upload
 		must(jwtCfg.Check())
 		jwtTmpl = assertions.Template_FromStack(NewStack(awscdk.NewApp(nil), jwtCfg).Stack, nil)
 		b, err = json.Marshal(jwtTmpl.ToJSON())
@@ -172,6 +202,9 @@ func functionIDs(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for id, r := range resources("AWS::Lambda::Function") {
+		if cdkHelper(id) {
+			continue
+		}
 		name, _ := props(r)["FunctionName"].(string)
 		fn, ok := strings.CutPrefix(name, "archmax-test-")
 		if !ok {
@@ -182,8 +215,18 @@ func functionIDs(t *testing.T) map[string]string {
 	return out
 }
 
+// cdkHelper reports whether a logical id is one of CDK's own helpers: the bucket
+// deployment's handler (the workspace upload) and the bucket's auto-delete handler.
+func cdkHelper(id string) bool {
+	return strings.HasPrefix(id, "CustomCDKBucketDeployment") || strings.HasPrefix(id, "CustomS3AutoDeleteObjects")
+}
+
 func TestFunctions(t *testing.T) {
-	check(t, "five functions", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(5)) })
+	check(t, "five functions and the upload's handler", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(6)) })
+	check(t, "five functions without a workspace", func() { jwtTmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(5)) })
+	if ids := functionIDs(t); len(ids) != 5 {
+		t.Errorf("functions %v, want the five", ids)
+	}
 	for _, fn := range FunctionNames {
 		check(t, fn+": provided.al2023 on arm64 from its bootstrap", func() {
 			tmpl.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{
@@ -249,7 +292,7 @@ func TestEnvironment(t *testing.T) {
 	ids := functionIDs(t)
 	schedulerRole := schedulerRoleID(t)
 	base := []string{EnvBucket, EnvModel, EnvSessionPrefix, EnvSpecPrefix, EnvTable}
-	writers := append(slices.Clone(base), EnvSchedulerGroup, EnvSchedulerRoleARN, EnvWakeTargetARN)
+	writers := append(slices.Clone(base), EnvSchedulerGroup, EnvSchedulerRoleARN, EnvWakeTargetARN, EnvHostFileSHA256)
 	roles := []string{EnvIAMAdmins, EnvIAMDeciders} // the HTTP functions, under IAM authorization
 	want := map[string][]string{
 		FnTurn:     append(slices.Concat(writers, roles), EnvEventRoutes),
@@ -278,6 +321,9 @@ func TestEnvironment(t *testing.T) {
 		}
 		if got, want := render(vars[EnvBucket]), "${"+only(t, "AWS::S3::Bucket")+"}"; got != want {
 			t.Errorf("%s: %s = %s, want %s", fn, EnvBucket, got, want)
+		}
+		if AccessOf[fn].Host && vars[EnvHostFileSHA256] != hostFileDigest(t) {
+			t.Errorf("%s: %s = %v, want the SHA-256 of testdata/workspace/%s", fn, EnvHostFileSHA256, vars[EnvHostFileSHA256], hostconfig.File)
 		}
 		if vars[EnvModel] != testProfile || vars[EnvSpecPrefix] != "specs/" || vars[EnvSessionPrefix] != "sessions/" {
 			t.Errorf("%s: model/prefixes %v %v %v", fn, vars[EnvModel], vars[EnvSpecPrefix], vars[EnvSessionPrefix])
@@ -310,7 +356,8 @@ func TestEnvironment(t *testing.T) {
 	for name, value := range map[string]string{"EnvTable": EnvTable, "EnvBucket": EnvBucket, "EnvSpecPrefix": EnvSpecPrefix,
 		"EnvSessionPrefix": EnvSessionPrefix, "EnvModel": EnvModel, "EnvSchedulerGroup": EnvSchedulerGroup,
 		"EnvWakeTargetARN": EnvWakeTargetARN, "EnvSchedulerRoleARN": EnvSchedulerRoleARN, "EnvEventRoutes": EnvEventRoutes,
-		"EnvJWTScopePrefix": EnvJWTScopePrefix, "EnvIAMAdmins": EnvIAMAdmins, "EnvIAMDeciders": EnvIAMDeciders, "EnvFourEyes": EnvFourEyes} {
+		"EnvJWTScopePrefix": EnvJWTScopePrefix, "EnvIAMAdmins": EnvIAMAdmins, "EnvIAMDeciders": EnvIAMDeciders, "EnvFourEyes": EnvFourEyes,
+		"EnvHostFileSHA256": EnvHostFileSHA256} {
 		if known[name] != value {
 			t.Errorf("%s = %q here, %q in functions/handlers", name, value, known[name])
 		}
@@ -325,6 +372,9 @@ func TestEnvironment(t *testing.T) {
 		vars := props(r)["Environment"].(map[string]any)["Variables"].(map[string]any)
 		_, hasPrefix := vars[EnvJWTScopePrefix]
 		_, hasAdmins := vars[EnvIAMAdmins]
+		if _, ok := vars[EnvHostFileSHA256]; ok {
+			t.Errorf("no workspace, %s: %s is set", fn, EnvHostFileSHA256)
+		}
 		if hasPrefix != slices.Contains(HTTPFunctions, fn) || (hasPrefix && vars[EnvJWTScopePrefix] != "archmax/") || hasAdmins {
 			t.Errorf("JWT variant, %s (%s): %s = %v, %s present %v", fn, id, EnvJWTScopePrefix, vars[EnvJWTScopePrefix], EnvIAMAdmins, hasAdmins)
 		}
@@ -722,6 +772,28 @@ func TestLeastPrivilege(t *testing.T) {
 		"Allow bedrock:InvokeModel " + arn("bedrock", "*", "", "foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0") +
 			` if {"StringEquals":{"bedrock:InferenceProfileArn":"` + profile + `"}}`,
 	}
+	// what testdata/workspace/archmax.host.yaml names, granted to the functions that run
+	// engines (and nothing for the function URL or the environment variable it also names)
+	s3 := func(resource string) string { return "arn:${AWS::Partition}:s3:::" + resource }
+	host := []string{
+		"Allow lambda:InvokeFunction " + here("lambda", "function:orders-get:live"),
+		"Allow lambda:InvokeFunction arn:aws:lambda:eu-west-1:210987654321:function:refunds",
+		"Allow lambda:InvokeFunction " + arn("lambda", "${AWS::Region}", "210987654321", "function:audit:7"),
+		"Allow secretsmanager:GetSecretValue " + here("secretsmanager", "secret:billing/api-token-??????"),
+		"Allow secretsmanager:GetSecretValue arn:aws:secretsmanager:eu-west-1:123456789012:secret:carrier-key-AbC123",
+		"Allow secretsmanager:GetSecretValue arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/tickets-mcp-??????",
+		"Allow execute-api:Invoke " + arn("execute-api", "eu-west-1", "${AWS::AccountId}", "a1b2c3d4e5/prod/POST/orders/*/notes"),
+		"Allow execute-api:Invoke " + arn("execute-api", "eu-west-1", "${AWS::AccountId}", "a1b2c3d4e5/$default/POST/prod/orders/*/notes"),
+		"Allow bedrock-agentcore:InvokeGateway " + arn("bedrock-agentcore", "eu-west-1", "${AWS::AccountId}", "gateway/crm-gw-a1b2c3"),
+		"Allow s3:GetObject " + s3("acme-contracts/current/*"),
+		"Allow s3:ListBucket " + s3("acme-contracts") + ` if {"StringLike":{"s3:prefix":["current/*"]}}`,
+		"Allow s3:GetObject " + s3("acme-contracts/terms.md"),
+		"Allow s3:ListBucket " + s3("acme-contracts") + ` if {"StringLike":{"s3:prefix":["terms.md"]}}`,
+		"Allow s3:GetObject " + s3("acme-scratch/agents/*"),
+		"Allow s3:PutObject " + s3("acme-scratch/agents/*"),
+		"Allow s3:DeleteObject " + s3("acme-scratch/agents/*"),
+		"Allow s3:ListBucket " + s3("acme-scratch") + ` if {"StringLike":{"s3:prefix":["agents/*"]}}`,
+	}
 	var roles = map[string]string{}
 	for fn, id := range ids {
 		p := props(resources("AWS::Lambda::Function")[id])
@@ -744,7 +816,7 @@ func TestLeastPrivilege(t *testing.T) {
 		for _, a := range table {
 			g = append(g, "Allow dynamodb:"+a+" "+tableArn)
 		}
-		return append(g, models...)
+		return append(append(g, models...), host...)
 	}
 	engine := []string{"GetItem", "Query", "UpdateItem", "BatchWriteItem"}
 	http := append(slices.Clone(engine), "PutItem")
@@ -796,7 +868,7 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	// no role in the stack but the functions', Scheduler's and CDK's own helpers
 	for id := range resources("AWS::IAM::Role") {
-		if id != schedRole && !slices.Contains(valuesOf(roles), id) && !strings.HasPrefix(id, "CustomS3AutoDeleteObjects") {
+		if id != schedRole && !slices.Contains(valuesOf(roles), id) && !cdkHelper(id) {
 			t.Errorf("unexpected role %s", id)
 		}
 	}
@@ -834,7 +906,7 @@ func TestConfigFromContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Stage != DefaultStage || c.Model != DefaultModel || len(c.Models) != 0 || c.SpecPrefix != "specs/" || c.SessionPrefix != "sessions/" ||
+	if c.Stage != DefaultStage || c.Model != DefaultModel || len(c.Models) != 0 || c.Workspace != nil || c.SpecPrefix != "specs/" || c.SessionPrefix != "sessions/" ||
 		!slices.Equal(c.DeliverySources, []string{DefaultDeliverySource}) || c.LogRetentionDays != 30 || c.JWTIssuer != "" || c.EventRoutes != nil ||
 		c.JWTScopePrefix != "archmax/" || c.FourEyes || c.IAMAdmins != nil || c.IAMDeciders != nil || c.EventPutters != nil {
 		t.Errorf("defaults: %+v", c)
@@ -854,7 +926,17 @@ func TestConfigFromContext(t *testing.T) {
 		len(c.EventRoutes) != 1 || c.LogRetentionDays != 90 || !slices.Equal(c.JWTAudience, []string{"a", "b"}) || c.FunctionName(FnTurn) != "archmax-prod-turn" {
 		t.Errorf("parameters: %+v", c)
 	}
+	// the workspace: read (its host file loaded, its upload staged); without one, nothing
+	c, err = ctx(map[string]any{CtxBuildDir: build, CtxWorkspace: "testdata/workspace"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Workspace.Close()
+	if c.Workspace.Digest != hostFileDigest(t) || len(c.Workspace.Host.Tools) == 0 || c.Workspace.Dir != "testdata/workspace" {
+		t.Errorf("workspace: %+v", c.Workspace)
+	}
 	for name, kv := range map[string]map[string]any{
+		"no workspace there": {CtxBuildDir: build, CtxWorkspace: filepath.Join(build, "none")},
 		"not built":          {CtxBuildDir: filepath.Join(build, "none")},
 		"stage":              {CtxBuildDir: build, CtxStage: "Prod_1"},
 		"routes JSON":        {CtxBuildDir: build, CtxEventRoutes: `[{"source":"a","workflow":"w","x":1}]`},
@@ -900,4 +982,148 @@ func goConstants(t *testing.T, file string) map[string]string {
 		}
 	}
 	return out
+}
+
+func hostFileDigest(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata/workspace", hostconfig.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(src)
+	return hex.EncodeToString(sum[:])
+}
+
+// TestWorkspaceDeployment: with a workspace, the stack uploads exactly its authored tree
+// under the spec prefix (a CDK bucket deployment that prunes the rest, after the functions
+// and their grants), with no secret, local store or case file in it; what the host file
+// names but cannot be granted is a synth warning. Without one: no upload, no host grants.
+func TestWorkspaceDeployment(t *testing.T) {
+	ids := functionIDs(t)
+	bucket := only(t, "AWS::S3::Bucket")
+	deployments := resources("Custom::CDKBucketDeployment")
+	if len(deployments) != 1 {
+		t.Fatalf("%d bucket deployments, want 1", len(deployments))
+	}
+	var dep map[string]any
+	for _, d := range deployments {
+		dep = d
+	}
+	p := props(dep)
+	if render(p["DestinationBucketName"]) != "${"+bucket+"}" || p["DestinationBucketKeyPrefix"] != "specs/" || p["Prune"] != true ||
+		p["RetainOnDelete"] != true || p["OutputObjectKeys"] != false {
+		t.Errorf("the upload: bucket %s, prefix %v, prune %v, retain %v, output keys %v", render(p["DestinationBucketName"]), p["DestinationBucketKeyPrefix"],
+			p["Prune"], p["RetainOnDelete"], p["OutputObjectKeys"])
+	}
+	deps := strs(dep["DependsOn"])
+	for fn, id := range ids {
+		if !slices.Contains(deps, id) {
+			t.Errorf("the upload does not wait for functions/%s (%s): DependsOn %v", fn, id, deps)
+		}
+	}
+	// the asset is exactly the authored tree
+	keys := strs(p["SourceObjectKeys"])
+	if len(keys) != 1 {
+		t.Fatalf("source objects %v, want the workspace's one asset", keys)
+	}
+	asset := filepath.Join(outdir, "asset."+strings.TrimSuffix(keys[0], ".zip"))
+	var files []string
+	must(filepath.WalkDir(asset, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(asset, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	}))
+	sort.Strings(files)
+	want := []string{".platform/notes.md", "AGENTS.md", "archmax.host.yaml", "skills/orders/SKILL.md", "workflows/desk/scripts/noop.js", "workflows/desk/workflow.yaml"}
+	if !slices.Equal(files, want) || !slices.Equal(testCfg.Workspace.Files, want) {
+		t.Errorf("uploaded %v (listed %v), want %v", files, testCfg.Workspace.Files, want)
+	}
+	if got, err := os.ReadFile(filepath.Join(asset, hostconfig.File)); err != nil || hostconfig.Digest(got) != hostFileDigest(t) {
+		t.Errorf("the uploaded host file is not the granted one: %v", err)
+	}
+	// what the stack cannot grant is said at synth
+	for _, w := range []string{"is signed for lambda: the stack grants only execute-api and bedrock-agentcore endpoints",
+		"reads the environment variable STATUS_KEY, which the functions do not have"} {
+		check(t, "synth warning: "+w, func() {
+			assertions.Annotations_FromStack(testStack.Stack).HasWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String(regexp.QuoteMeta(w))))
+		})
+	}
+	// without a workspace: no upload, no digest, no host grant
+	for _, r := range jwtJSON["Resources"].(map[string]any) {
+		r := r.(map[string]any)
+		if r["Type"] == "Custom::CDKBucketDeployment" {
+			t.Error("no workspace: a bucket deployment")
+		}
+		if r["Type"] == "AWS::IAM::Policy" {
+			doc := renderDeep(props(r)["PolicyDocument"])
+			for _, a := range []string{"secretsmanager:", "execute-api:", "bedrock-agentcore:", "acme-"} {
+				if strings.Contains(doc, a) {
+					t.Errorf("no workspace: a policy grants %s: %s", a, doc)
+				}
+			}
+		}
+	}
+}
+
+// TestReadWorkspace: a workspace is refused at synth when it is none, when its host file
+// does not load, or when a mount has no S3 location (the functions could not apply it);
+// without a host file its digest is "none" and nothing is granted.
+func TestReadWorkspace(t *testing.T) {
+	write := func(dir string, files map[string]string) {
+		for name, content := range files {
+			must(os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+			must(os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+		}
+	}
+	flow := map[string]string{"workflows/w/workflow.yaml": "states: {}\n"}
+	for name, c := range map[string]struct {
+		files map[string]string
+		want  string
+	}{
+		"no workflows":    {map[string]string{"AGENTS.md": "x"}, "no workflows/ folder"},
+		"a broken file":   {map[string]string{hostconfig.File: "tools: {}\n"}, "'tools' must be a list"},
+		"a local mount":   {map[string]string{hostconfig.File: "mounts:\n  - { name: contracts, dir: c }\n"}, "mount 'contracts' has no s3 location"},
+		"a reserved name": {map[string]string{hostconfig.File: "tools:\n  - { name: read_file, description: d, input: { type: object }, lambda: { function: f } }\n"}, "tool 'read_file' cannot be declared"},
+	} {
+		dir := t.TempDir()
+		write(dir, c.files)
+		if name != "no workflows" {
+			write(dir, flow)
+		}
+		if _, err := ReadWorkspace(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)
+		}
+	}
+	dir := t.TempDir()
+	write(dir, flow)
+	w, err := ReadWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.Host != nil || w.Digest != hostconfig.NoFile || !slices.Equal(w.Files, []string{"workflows/w/workflow.yaml"}) {
+		t.Errorf("no host file: %+v", w)
+	}
+	if g := NewHostGrants(testStack.Stack, w.Host); len(g.Statements)+len(g.Warnings) != 0 {
+		t.Errorf("no host file, grants %d, warnings %v", len(g.Statements), g.Warnings)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.Stage, "workflows/w/workflow.yaml")); err != nil || string(b) != "states: {}\n" {
+		t.Errorf("staged: %q %v", b, err)
+	}
+	stage := w.Stage
+	must(w.Close())
+	if _, err := os.Stat(stage); !os.IsNotExist(err) {
+		t.Errorf("the stage outlives Close: %v", err)
+	}
+	for rel, want := range map[string]bool{".env": true, "skills/s/.env.prod": true, "workflows/w/tests/a.test.yaml": true, "workflows/w/tests": true,
+		".archmax/x": true, "skills/s/node_modules/a.js": true, "workflows/w/workflow.yaml": false, "skills/tests/SKILL.md": false, "skills/s/env.md": false} {
+		if Excluded(rel) != want {
+			t.Errorf("Excluded(%q) = %v", rel, !want)
+		}
+	}
 }
