@@ -205,7 +205,7 @@ func Start(ctx context.Context, rie, bootstrap string, env []string) (*Emulator,
 	}
 	e := &Emulator{URL: "http://" + addr, cmd: cmd, out: out, done: make(chan struct{})}
 	go func() { e.err = cmd.Wait(); close(e.done) }()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a hang guard: a loaded machine starts it slowly
 	for {
 		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
@@ -222,7 +222,7 @@ func Start(ctx context.Context, rie, bootstrap string, env []string) (*Emulator,
 		}
 		if time.Now().After(deadline) {
 			e.Stop()
-			return nil, fmt.Errorf("aws-lambda-rie did not listen on %s within 10 s:\n%s", addr, out.String())
+			return nil, fmt.Errorf("aws-lambda-rie did not listen on %s within a minute:\n%s", addr, out.String())
 		}
 	}
 }

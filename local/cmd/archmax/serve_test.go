@@ -126,7 +126,7 @@ func TestServeWakesTimedParksAndTakesDecisions(t *testing.T) {
 	if status != 200 || body["status"] != "awaiting_input" {
 		t.Fatalf("wait: %d %v", status, body)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a hang guard
 	for {
 		h, err := srv.engines.Log().Get(context.Background(), "c1")
 		if err == nil && h.Status == "completed" {
@@ -247,7 +247,7 @@ func TestServeRearmsTimersOfAnEarlierProcess(t *testing.T) {
 
 	second := restart(t, opts)
 	sessions := session.NewSessions(second.engines.Log(), nil, nil)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) { // polls, with a hang guard
 		sum, err := sessions.Get(context.Background(), "c3")
 		if err == nil && sum.Variables["trigger"].Value == session.TimerTrigger {
 			if time.Now().Before(resumeAt) {
@@ -278,7 +278,7 @@ func TestServeWakesAParkDueAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	sessions := session.NewSessions(srv.engines.Log(), nil, nil)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) { // polls, with a hang guard
 		sum, err := sessions.Get(context.Background(), "c4")
 		if err == nil && sum.Variables["trigger"].Value == session.TimerTrigger {
 			break
