@@ -64,6 +64,16 @@ import (
 // for concurrent use by goroutines and by processes sharing the directory.
 type Store struct {
 	root *os.Root
+	// Clock returns the current time for lease and idempotency expiry; nil means time.Now.
+	// Set it before first use (tests on an injected clock).
+	Clock func() time.Time
+}
+
+func (s *Store) now() time.Time {
+	if s.Clock != nil {
+		return s.Clock()
+	}
+	return time.Now()
 }
 
 var _ store.Log = (*Store)(nil)
@@ -122,7 +132,7 @@ func (s *Store) Acquire(ctx context.Context, sessionID, owner string, ttl time.D
 		return nil, err
 	}
 	defer unlock()
-	now := time.Now()
+	now := s.now()
 	lease, err := s.readLease(dir)
 	if err != nil {
 		return nil, err
@@ -198,7 +208,7 @@ func (s *Store) Commit(ctx context.Context, sessionID, owner string, c *store.Co
 	if err != nil {
 		return nil, err
 	}
-	if !lease.Live(time.Now()) || lease.Owner != owner {
+	if !lease.Live(s.now()) || lease.Owner != owner {
 		return nil, fmt.Errorf("commit %s: %w (lease not held by %s)", sessionID, store.ErrConflict, owner)
 	}
 	old, err := s.readHead(dir)
@@ -262,7 +272,7 @@ func (s *Store) Get(ctx context.Context, sessionID string) (*store.Head, error) 
 	if err != nil {
 		return nil, err
 	}
-	return s.view(dir, time.Now())
+	return s.view(dir, s.now())
 }
 
 // Messages implements store.Log: visible transcript items [from, to), clamped to the counter.
@@ -337,7 +347,7 @@ func (s *Store) scan(ctx context.Context, keep func(*store.Head) bool) ([]*store
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	now := time.Now()
+	now := s.now()
 	var heads []*store.Head
 	for _, e := range entries {
 		if !e.IsDir() {
@@ -377,7 +387,7 @@ func (s *Store) RememberIdempotent(ctx context.Context, key string, value []byte
 	defer unlock()
 	sum := sha256.Sum256([]byte(key))
 	name := path.Join(idempotencyDir, hex.EncodeToString(sum[:])+".json")
-	now := time.Now()
+	now := s.now()
 	data, err := s.root.ReadFile(name)
 	switch {
 	case err == nil:
@@ -413,7 +423,7 @@ func (s *Store) PutIdempotent(ctx context.Context, key string, value []byte, ttl
 	defer unlock()
 	sum := sha256.Sum256([]byte(key))
 	name := path.Join(idempotencyDir, hex.EncodeToString(sum[:])+".json")
-	data, err := json.Marshal(idempotencyRecord{Key: key, Value: value, ExpiresAt: time.Now().Add(ttl)})
+	data, err := json.Marshal(idempotencyRecord{Key: key, Value: value, ExpiresAt: s.now().Add(ttl)})
 	if err != nil {
 		return err
 	}

@@ -318,3 +318,30 @@ func TestCorruptHeadIsSkippedByListings(t *testing.T) {
 		t.Errorf("Get of a corrupt head succeeded")
 	}
 }
+
+// Store.Clock decides lease and idempotency expiry: a lease lapses and a record expires
+// when the injected clock passes them, whatever the wall clock says.
+func TestClockDecidesExpiry(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	now := time.Date(2031, 3, 1, 12, 0, 0, 0, time.UTC)
+	s.Clock = func() time.Time { return now }
+	ctx := t.Context()
+	h := mustAcquire(t, s, "s1", "a")
+	mustCommit(t, s, "s1", "a", step(h, "a"))
+	if _, _, err := s.RememberIdempotent(ctx, "k", []byte("v1"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Acquire(ctx, "s1", "b", time.Minute); !errors.Is(err, store.ErrLeaseHeld) {
+		t.Fatalf("a lease live by the clock (years past the wall clock's): err = %v, want ErrLeaseHeld", err)
+	}
+	if v, ok, err := s.RememberIdempotent(ctx, "k", []byte("v2"), time.Hour); err != nil || !ok || string(v) != "v1" {
+		t.Fatalf("a record live by the clock = %q %v %v, want v1", v, ok, err)
+	}
+	now = now.Add(2 * time.Hour)
+	if _, err := s.Acquire(ctx, "s1", "b", time.Minute); err != nil {
+		t.Fatalf("a lease lapsed by the clock: %v", err)
+	}
+	if v, ok, err := s.RememberIdempotent(ctx, "k", []byte("v2"), time.Hour); err != nil || ok {
+		t.Fatalf("a record expired by the clock = %q %v %v, want it claimed afresh", v, ok, err)
+	}
+}
