@@ -40,6 +40,7 @@ const (
 	CodeAuth          = "host.auth"           // an auth block refused
 	CodeRule          = "host.rule"           // a policy rule refused
 	CodeMount         = "host.mount"          // a mount refused
+	CodeLocal         = "host.local"          // a local stand-in refused
 )
 
 // FileError is a host file that does not load: every error found, each located.
@@ -163,11 +164,13 @@ func (p *parser) document(src []byte) *Config {
 // Keys of each mapping of the format (the JSON Schema declares the same; schema_test.go).
 var (
 	rootKeys   = []string{"version", "tools", "policyRules", "mounts"}
-	toolKeys   = []string{"name", "description", "input", "paths", "timeout", "maxResultChars", KindLambda, KindHTTP, KindMCP}
+	toolKeys   = []string{"name", "description", "input", "paths", "timeout", "maxResultChars", KindLambda, KindHTTP, KindMCP, "local"}
 	lambdaKeys = []string{"function", "qualifier"}
 	httpKeys   = []string{"method", "url", "headers", "body", "auth", "maxResponseBytes"}
 	mcpKeys    = []string{"url", "auth", "prefix", "expose"}
-	exposeKeys = []string{"name", "as", "paths"}
+	exposeKeys = []string{"name", "as", "paths", "local"}
+	localKeys  = []string{"description", "input", "answers"}
+	answerKeys = []string{"whenInput", "result", "error"}
 	pathKeys   = []string{"arg", "access"}
 	authKeys   = []string{"sigv4", "header", "prefix", "secret", "secretKey", "env"}
 	sigv4Keys  = []string{"service", "region"}
@@ -274,6 +277,7 @@ func (p *parser) tool(n *node, field string) ToolDecl {
 	d := ToolDecl{Line: n.Line, Column: n.Col}
 	var kinds []string
 	var paths []*yamltree.Entry
+	var local *yamltree.Entry
 	ok := p.strict(n, field, toolKeys, func(e *yamltree.Entry, f string) {
 		switch e.Key {
 		case "name":
@@ -298,10 +302,19 @@ func (p *parser) tool(n *node, field string) ToolDecl {
 		case KindMCP:
 			kinds = append(kinds, e.Key)
 			d.MCP = p.mcp(e.Val, f)
+		case "local":
+			local = e
 		}
 	})
 	if !ok {
 		return d
+	}
+	if local != nil {
+		if e := local; n.Entry(KindMCP) != nil {
+			p.add(CodeLocal, join(field, "local"), e.Line, e.Col, "an mcp server's stand-in goes on each exposed tool, which it lists: expose: [{ name, local: { description, input, answers } }]")
+		} else {
+			d.Local = p.local(e.Val, join(field, "local"), false)
+		}
 	}
 	switch len(kinds) {
 	case 0:
@@ -895,6 +908,8 @@ func (p *parser) mcp(n *node, field string) *MCPServer {
 						t.As, _ = p.str(x.Val, fx)
 					case "paths":
 						t.Paths = p.pathArgs(x.Val, fx)
+					case "local":
+						t.Local = p.local(x.Val, fx, true)
 					}
 				}) {
 					continue
@@ -902,12 +917,116 @@ func (p *parser) mcp(n *node, field string) *MCPServer {
 				p.required(it, ff, "name")
 				m.Expose = append(m.Expose, t)
 			}
+			stood := 0
+			for _, t := range m.Expose {
+				if t.Local != nil {
+					stood++
+				}
+			}
+			for j, t := range m.Expose {
+				if t.Local == nil || t.Local.Input == nil {
+					continue
+				}
+				props := schemaProperties(t.Local.Input)
+				for _, pa := range t.Paths {
+					if _, ok := props[pa.Arg]; !ok {
+						p.add(CodePathArgument, join(idx(f, j), "paths"), t.Line, t.Column, "path argument '%s' is not a property of the stand-in's input schema (properties: %s)", pa.Arg, orNone(sortedKeys(props)))
+					}
+				}
+			}
+			if stood > 0 && stood < len(m.Expose) {
+				p.at(CodeLocal, f, e.Val, "a stand-in serves the whole server: give every exposed tool a 'local' block, or none (%d of %d have one)", stood, len(m.Expose))
+			}
 		}
 	}) {
 		return m
 	}
 	p.required(n, field, "url", "expose")
 	return m
+}
+
+// local reads a `local:` stand-in: its answers and, for an exposed MCP tool (server), the
+// description and input the stand-in server lists.
+func (p *parser) local(n *node, field string, server bool) *LocalStandIn {
+	l := &LocalStandIn{Line: n.Line, Column: n.Col}
+	if !p.strict(n, field, localKeys, func(e *yamltree.Entry, f string) {
+		switch e.Key {
+		case "description":
+			if !server {
+				p.at(CodeLocal, f, e.Val, "a lambda or http stand-in answers as the tool itself, with the tool's description and input: leave '%s' out", e.Key)
+				return
+			}
+			l.Description, _ = p.str(e.Val, f)
+		case "input":
+			if !server {
+				p.at(CodeLocal, f, e.Val, "a lambda or http stand-in answers as the tool itself, with the tool's description and input: leave '%s' out", e.Key)
+				return
+			}
+			l.Input = p.inputSchema(e.Val, f)
+		case "answers":
+			items := p.list(e.Val, f, "must be a list of { whenInput?, result | error }")
+			if e.Val.Kind == yamltree.Seq && len(items) == 0 {
+				p.at(CodeLocal, f, e.Val, "'%s' lists at least one answer", f)
+			}
+			for i, it := range items {
+				if a, ok := p.answer(it, idx(f, i)); ok {
+					l.Answers = append(l.Answers, a)
+				}
+			}
+		}
+	}) {
+		return l
+	}
+	if server {
+		p.required(n, field, "description", "input", "answers")
+	} else {
+		p.required(n, field, "answers")
+	}
+	return l
+}
+
+// answer reads one canned answer of a stand-in.
+func (p *parser) answer(n *node, field string) (LocalAnswer, bool) {
+	a := LocalAnswer{Line: n.Line, Column: n.Col}
+	var result, failure bool
+	if !p.strict(n, field, answerKeys, func(e *yamltree.Entry, f string) {
+		switch e.Key {
+		case "whenInput":
+			if e.Val.Kind != yamltree.Map {
+				p.at(CodeLocal, f, e.Val, "'%s' is a mapping of the arguments the answer is for (matched partially, as a case's mock)", f)
+				return
+			}
+			raw, err := toJSON(e.Val)
+			if err == nil {
+				err = json.Unmarshal(raw, &a.WhenInput)
+			}
+			if err != nil {
+				p.at(CodeLocal, f, e.Val, "'%s' is not JSON: %v", f, err)
+			}
+		case "result":
+			result = true
+			if e.Val.Kind == yamltree.String {
+				a.Result = e.Val.Str
+				return
+			}
+			raw, err := toJSON(e.Val)
+			if err != nil {
+				p.at(CodeLocal, f, e.Val, "'%s' is not JSON: %v", f, err)
+				return
+			}
+			a.Result = string(raw)
+		case "error":
+			failure = true
+			a.Error, _ = p.str(e.Val, f)
+		}
+	}) {
+		return a, false
+	}
+	if result == failure {
+		p.at(CodeLocal, field, n, "an answer has exactly one of 'result' (the tool's result: a string as written, any other value as JSON) and 'error' (an error result's text)")
+		return a, false
+	}
+	return a, true
 }
 
 // envName is a POSIX environment variable name.
@@ -1299,4 +1418,5 @@ var hints = map[string]string{
 	CodeAuth:          "use 'sigv4: { service, region? }', or 'header' with one of 'secret' (Secrets Manager) and 'env'",
 	CodeRule:          "see the policyRules section of docs/schema/host.schema.json",
 	CodeMount:         "name the mount outside the reserved roots, and serve it from s3://bucket/prefix/ or a directory",
+	CodeLocal:         "give a stand-in 'answers: [{ whenInput?, result | error }]' (an exposed MCP tool's also 'description' and 'input'), on the lambda or http tool or on each exposed tool",
 }

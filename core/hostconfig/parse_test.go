@@ -213,6 +213,20 @@ func TestParseRefusals(t *testing.T) {
 		{"mount twice", "mounts:\n  - { name: contracts, dir: a }\n  - { name: contracts, dir: b }\n", CodeMount, "mounts.1.name", "dir: a }\n  - |{", "declared twice"},
 		{"mount below a file mount", "mounts:\n  - { name: terms, file: true, dir: a }\n  - { name: terms/x, dir: b }\n", CodeMount, "mounts.1.name", "dir: a }\n  - |{", "below a file mount"},
 		{"mount read-only a string", "mounts:\n  - { name: contracts, dir: a, readOnly: 'no' }\n", CodeType, "mounts.0.readOnly", "'no'", "true or false"},
+		{"local on an mcp entry", "tools:\n  - mcp: { url: 'https://m.example/mcp', expose: [{ name: a }] }\n    local: { answers: [{ result: x }] }\n", CodeLocal, "tools.0.local", "local:", "goes on each exposed tool"},
+		{"local input on a lambda tool", lambdaTool + "    local: { input: { type: object }, answers: [{ result: x }] }\n", CodeLocal, "tools.0.local.input", "{ type: object }, answers", "answers as the tool itself"},
+		{"local without answers", lambdaTool + "    local: {}\n", CodeRequired, "tools.0.local.answers", "{}", "is required"},
+		{"local no answer", lambdaTool + "    local: { answers: [] }\n", CodeLocal, "tools.0.local.answers", "[]", "at least one answer"},
+		{"answer both", lambdaTool + "    local: { answers: [{ result: x, error: y }] }\n", CodeLocal, "tools.0.local.answers.0", "{ result", "exactly one of 'result'"},
+		{"answer neither", lambdaTool + "    local: { answers: [{ whenInput: { id: a } }] }\n", CodeLocal, "tools.0.local.answers.0", "{ whenInput", "exactly one of 'result'"},
+		{"answer whenInput a list", lambdaTool + "    local: { answers: [{ whenInput: [a], result: x }] }\n", CodeLocal, "tools.0.local.answers.0.whenInput", "[a]", "a mapping of the arguments"},
+		{"answer unknown key", lambdaTool + "    local: { answers: [{ text: x }] }\n", CodeUnknownKey, "tools.0.local.answers.0.text", "text", "unknown key"},
+		{"expose local without input", "tools:\n  - mcp: { url: 'https://m.example/mcp', expose: [{ name: a, local: { description: d, answers: [{ result: x }] } }] }\n",
+			CodeRequired, "tools.0.mcp.expose.0.local.input", "{ description", "is required"},
+		{"a server stood in in part", "tools:\n  - mcp:\n      url: 'https://m.example/mcp'\n      expose:\n        - { name: a, local: { description: d, input: { type: object }, answers: [{ result: x }] } }\n        - { name: b }\n",
+			CodeLocal, "tools.0.mcp.expose", "- { name: a", "give every exposed tool a 'local' block, or none (1 of 2"},
+		{"an exposed path the stand-in lacks", "tools:\n  - mcp:\n      url: 'https://m.example/mcp'\n      expose:\n        - { name: a, paths: [{ arg: file, access: read }], local: { description: d, input: { type: object }, answers: [{ result: x }] } }\n",
+			CodePathArgument, "tools.0.mcp.expose.0.paths", "{ name: a", "not a property of the stand-in's input schema"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, diags := Parse([]byte(c.src))
@@ -304,5 +318,49 @@ func TestInputSchemaJSON(t *testing.T) {
 	want := `{"type":"object","properties":{"n":{"type":"integer","minimum":16,"maximum":1000},"flag":{"type":"boolean","default":"yes"},"tags":{"type":"array","items":{"type":"string"},"default":[]}},"required":["n"]}`
 	if string(cfg.Tools[0].Input) != want {
 		t.Errorf("input = %s", cfg.Tools[0].Input)
+	}
+}
+
+// A stand-in's answers as local runs serve them: whenInput as JSON values, a string result
+// as written, any other result as compact JSON in document order, an error's text.
+func TestLocalStandIns(t *testing.T) {
+	cfg, err := Load([]byte(lambdaTool + `    local:
+      answers:
+        - { whenInput: { id: ORD-1, n: 2 }, result: { status: shipped, id: ORD-1 } }
+        - { whenInput: { id: ORD-9 }, error: "Error: ORD-9 belongs to another customer." }
+        - result: "no such order"
+  - mcp:
+      url: https://tickets.example.com/mcp
+      expose:
+        - name: open_ticket
+          local:
+            description: Opens a ticket.
+            input: { type: object, properties: { subject: { type: string } }, required: [subject] }
+            answers: [{ result: TCK-1 }]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := cfg.Tools[0].Local
+	if l == nil || len(l.Answers) != 3 || l.Description != "" || l.Input != nil {
+		t.Fatalf("lambda stand-in: %+v", l)
+	}
+	if a := l.Answers[0]; !reflect.DeepEqual(a.WhenInput, map[string]any{"id": "ORD-1", "n": 2.0}) || a.Result != `{"status":"shipped","id":"ORD-1"}` || a.Error != "" {
+		t.Errorf("answer 0: %+v", a)
+	}
+	if a := l.Answers[1]; a.Error != "Error: ORD-9 belongs to another customer." || a.Result != "" {
+		t.Errorf("answer 1: %+v", a)
+	}
+	if a := l.Answers[2]; a.WhenInput != nil || a.Result != "no such order" || a.Line == 0 {
+		t.Errorf("answer 2: %+v", a)
+	}
+	m := cfg.Tools[1].MCP.Expose[0].Local
+	if m == nil || m.Description != "Opens a ticket." || string(m.Input) != `{"type":"object","properties":{"subject":{"type":"string"}},"required":["subject"]}` ||
+		len(m.Answers) != 1 || m.Answers[0].Result != "TCK-1" {
+		t.Errorf("mcp stand-in: %+v", m)
+	}
+	// stand-ins are local: they name nothing to grant
+	if r := cfg.Resources(); len(r.Functions) != 1 || len(r.Endpoints) != 1 || r.Secrets != nil || r.SigV4 != nil {
+		t.Errorf("resources: %+v", r)
 	}
 }

@@ -64,8 +64,44 @@ type ToolDecl struct {
 	Lambda         *LambdaTool
 	HTTP           *HTTPTool
 	MCP            *MCPServer
+	// Local is the tool's local stand-in (lambda, http): what local runs answer its calls
+	// with instead of reaching the function or endpoint. An mcp server's stand-in is on each
+	// exposed tool (MCPTool.Local).
+	Local *LocalStandIn
 	// Line and Column locate the entry in the file (for findings).
 	Line, Column int
+}
+
+// LocalStandIn is a tool's `local:` block: canned answers that `archmax run`, `test` and
+// `serve` serve the tool's calls from — over the kind's own wire protocol, from an
+// in-process peer the local run starts (local/standin: a Lambda Invoke fake, an HTTP
+// server, an MCP server), so the kind's own code runs — instead of the declared function,
+// endpoint or server, and without its auth. The functions never read it: a deployed tool
+// always reaches what the file declares.
+type LocalStandIn struct {
+	// Description and Input are what a stand-in MCP server lists for an exposed tool (mcp
+	// only, and required there: the server's own listing is what the model reads). A lambda
+	// or http stand-in answers as the declared tool, with its description and input.
+	Description string
+	Input       json.RawMessage
+	// Answers are tried in order: the first whose WhenInput matches the call's arguments
+	// answers it (a call none matches is an error result naming the arguments).
+	Answers []LocalAnswer
+	// Line and Column locate the block in the file.
+	Line, Column int
+}
+
+// LocalAnswer is one canned answer of a stand-in, matched as a case's mock is (spec 04
+// CD-50, MT-10): WhenInput partially — objects by their given members, numbers by value,
+// anything else by equality; no WhenInput matches every call.
+type LocalAnswer struct {
+	WhenInput map[string]any
+	// Result is the tool's result text (a string as written, any other value as compact
+	// JSON); Error, when set, makes the answer an error result with that text instead.
+	Result string
+	Error  string
+	Line   int
+	Column int
 }
 
 // Defaults of a tool declaration.
@@ -123,6 +159,9 @@ type MCPTool struct {
 	As   string
 	// Paths are its declared path arguments, as for a lambda or http tool.
 	Paths []spec.PathArg
+	// Local is its stand-in for local runs (with a Description and an Input: what the
+	// stand-in server lists); a server's exposed tools have one each or none has.
+	Local *LocalStandIn
 	// Line and Column locate the entry in the file.
 	Line, Column int
 }

@@ -14,16 +14,21 @@ import (
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/fs"
 	"github.com/archmax-ai/archmax/functions/handlers/hostenv"
+	"github.com/archmax-ai/archmax/local/standin"
 )
 
 // hostEnv is how local runs apply the workspace's host file: the build's tool kinds over
 // the standard AWS credential chain (loaded only when the file declares tools; --region
-// or the environment's region), and each mount served from its dir.
+// or the environment's region) — a tool with a `local:` stand-in built against its
+// in-process stand-in instead (local/standin, closed with the env) — and each mount served
+// from its dir.
 func (env *Env) hostEnv() host.Env {
 	if env.host != nil {
 		return *env.host
 	}
-	env.host = &host.Env{Kinds: hostenv.Kinds(), Deps: hostenv.Local(env.opts.Region).Deps(), Mount: env.dirMount}
+	peers := standin.New()
+	env.closers = append(env.closers, peers)
+	env.host = &host.Env{Kinds: peers.Kinds(hostenv.Kinds()), Deps: hostenv.Local(env.opts.Region).Deps(), Mount: env.dirMount}
 	return *env.host
 }
 
