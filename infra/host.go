@@ -89,6 +89,14 @@ func NewHostGrants(stack awscdk.Stack, cfg *hostconfig.Config) HostGrants {
 	allow([]string{"secretsmanager:GetSecretValue"}, secrets, nil)
 
 	var invoke, gateways []*string
+	seen := map[string]bool{} // two URLs of one route (a query string apart) grant it once
+	once := func(key string) bool {
+		if seen[key] {
+			return false
+		}
+		seen[key] = true
+		return true
+	}
 	for _, e := range r.SigV4 {
 		parts, err := hostconfig.SplitURL(e.URL)
 		u, uerr := url.Parse(parts.Origin)
@@ -117,6 +125,9 @@ func NewHostGrants(stack awscdk.Stack, cfg *hostconfig.Config) HostGrants {
 				}
 			}
 			api := func(rest string) *string {
+				if !once("execute-api " + m[2] + " " + m[1] + "/" + rest) {
+					return nil
+				}
 				return stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("execute-api"), Region: jsii.String(m[2]),
 					Resource: jsii.String(m[1]), ResourceName: jsii.String(rest), ArnFormat: awscdk.ArnFormat_SLASH_RESOURCE_NAME})
 			}
@@ -124,16 +135,25 @@ func NewHostGrants(stack awscdk.Stack, cfg *hostconfig.Config) HostGrants {
 			if len(segs) > 0 {
 				stage, path = segs[0], strings.Join(segs[1:], "/")
 			}
+			var arns []*string
 			if stage != "" {
-				invoke = append(invoke, api(stage+"/"+method+"/"+path))
+				arns = append(arns, api(stage+"/"+method+"/"+path))
 			}
-			invoke = append(invoke, api("$default/"+method+"/"+strings.Join(segs, "/")))
+			arns = append(arns, api("$default/"+method+"/"+strings.Join(segs, "/")))
+			for _, arn := range arns {
+				if arn != nil {
+					invoke = append(invoke, arn)
+				}
+			}
 		case "bedrock-agentcore":
 			m := gatewayHost.FindStringSubmatch(host)
 			if m == nil {
 				g.Warnings = append(g.Warnings, fmt.Sprintf("%s is signed for bedrock-agentcore, but %s names no AgentCore Gateway "+
 					"(<gateway-id>.gateway.bedrock-agentcore.<region>.amazonaws.com): no bedrock-agentcore:InvokeGateway is granted for it; "+
 					"grant it to the functions' roles yourself", e.URL, host))
+				continue
+			}
+			if !once("gateway " + m[2] + " " + m[1]) {
 				continue
 			}
 			gateways = append(gateways, stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("bedrock-agentcore"), Region: jsii.String(m[2]),

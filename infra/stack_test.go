@@ -1046,6 +1046,13 @@ func TestWorkspaceDeployment(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(asset, hostconfig.File)); err != nil || hostconfig.Digest(got) != hostFileDigest(t) {
 		t.Errorf("the uploaded host file is not the granted one: %v", err)
 	}
+	// two tools on one route (a query string apart) grant it once
+	for id, r := range resources("AWS::IAM::Policy") {
+		doc := renderDeep(props(r)["PolicyDocument"])
+		if n := strings.Count(doc, "a1b2c3d4e5/prod/POST/orders/*/notes"); n > 1 {
+			t.Errorf("policy %s names the route %d times", id, n)
+		}
+	}
 	// what the stack cannot grant is said at synth
 	for _, w := range []string{"is signed for lambda: the stack grants only execute-api and bedrock-agentcore endpoints",
 		"reads the environment variable STATUS_KEY, which the functions do not have"} {
