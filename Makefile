@@ -5,7 +5,7 @@ MESSAGE  := Hi, I'm Dana from the platform team. I need badge access to the east
 
 DDB      := local/scripts/dynamodb-local.sh
 
-.PHONY: run test vet unit race bench build cli clean engines synth deploy infra-test
+.PHONY: run test test-under-load vet unit race bench build cli clean engines synth deploy infra-test
 
 ## run: a governed turn of the fixture workflow on the embedded default (no AWS, no network)
 run:
@@ -18,6 +18,19 @@ run:
 test: vet engines
 	@export "$$($(DDB) start)" && echo "DynamoDB Local at $$DYNAMODB_ENDPOINT" && \
 	  $(GO) test -count=1 ./local/... && $(GO) test -count=1 -race ./core/... ./functions/...; \
+	  rc=$$?; $(DDB) stop; exit $$rc
+
+## test-under-load: the timing-sensitive packages — functions/..., core/session, core/scheduler/...
+## (race detector) and local/rie — run as `make test` runs them, with LOAD_HOGS (4) CPU hogs
+## (`yes > /dev/null`, started here and killed when the run ends) contending for the cores. It
+## passes only if no test depends on how fast the machine is (DECISIONS T18-*). Run by .ci/run.
+LOAD_HOGS ?= 4
+test-under-load: engines
+	@hogs=; for i in $$(seq $(LOAD_HOGS)); do yes > /dev/null & hogs="$$hogs $$!"; done; \
+	  trap 'kill $$hogs 2>/dev/null' EXIT INT TERM; \
+	  echo "$(LOAD_HOGS) CPU hogs (pids$$hogs) on $$(nproc) cores"; \
+	  export "$$($(DDB) start)" && echo "DynamoDB Local at $$DYNAMODB_ENDPOINT" && \
+	  $(GO) test -count=1 -race ./functions/... ./core/session/ ./core/scheduler/... && $(GO) test -count=1 ./local/rie/; \
 	  rc=$$?; $(DDB) stop; exit $$rc
 
 vet:
