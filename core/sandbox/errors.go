@@ -55,9 +55,15 @@ type TimeoutError struct {
 func (e *TimeoutError) Error() string { return timedOut(e.TimeoutMs) }
 
 // QuotaError reports a breached quota (spec 03 CS-61, OQ-3, OQ-5): maxPtcCalls, maxResultChars,
-// memoryLimitBytes or the call-stack depth. Message is the spec's exact text where it has one.
+// memoryLimitBytes, the call-stack depth, or a guard of a native builtin that refused work past
+// the sandbox's limits (quotas.go; its message names the builtin and the limit). Message is the
+// spec's exact text where it has one. File/Line/Column locate a guard's refusal in the script
+// like ScriptError's (zero when unknown, and for the other quotas).
 type QuotaError struct {
 	Message string
+	File    string
+	Line    int
+	Column  int
 }
 
 // Error returns Message.

@@ -8,6 +8,7 @@ package sandbox
 import (
 	"errors"
 	"strconv"
+	"time"
 )
 
 // importRefusal is CS-21's exact ForbiddenSandboxImportError message; " in <file>" only when the
@@ -133,3 +134,58 @@ const replResetNote = "(The REPL was reset: variables and functions defined by e
 func truncationMarker(over, max int) string {
 	return "\n… [truncated: " + strconv.Itoa(over) + " characters over maxResultChars " + strconv.Itoa(max) + "]"
 }
+
+// The guards of natives that no interrupt reaches (CS-61, goja.md §4–§5) throw a RangeError
+// with one of these texts; uncaught, it fails the run as a QuotaError with the same message.
+// Each names the builtin (or the operation) and the sandbox's limit.
+
+// limitText renders a limit with thousands separators: 65535 => "65,535".
+func limitText(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// guardArgCount is the refusal of a call with more arguments than maxArguments.
+func guardArgCount(builtin string, n int64) string {
+	return builtin + ": argument count " + strconv.FormatInt(n, 10) + " exceeds the sandbox's limit of " + limitText(maxArguments)
+}
+
+// guardTooLarge is the refusal of a result over a limit, n and limit in unit (characters,
+// elements, bytes, bits).
+func guardTooLarge(builtin string, n int64, unit string, limit int64) string {
+	return builtin + ": result too large (" + strconv.FormatInt(n, 10) + " " + unit + ", over the sandbox's limit of " + limitText(limit) + ")"
+}
+
+// guardArrayLength is the refusal of an array (or array-like) longer than maxElements.
+func guardArrayLength(builtin string, n int64) string {
+	return builtin + ": array length " + strconv.FormatInt(n, 10) + " exceeds the sandbox's limit of " + limitText(maxElements)
+}
+
+// guardTooMany is the refusal of a count the guard stopped counting at (what: "matches",
+// "elements", "replacements").
+func guardTooMany(builtin, what string, limit int64) string {
+	return builtin + ": too many " + what + " (more than the sandbox's limit of " + limitText(limit) + ")"
+}
+
+// guardTooManyCounted is guardTooMany for a count the guard knows.
+func guardTooManyCounted(builtin, what string, n, limit int64) string {
+	return builtin + ": too many " + what + " (" + strconv.FormatInt(n, 10) + ", over the sandbox's limit of " + limitText(limit) + ")"
+}
+
+// guardDepth is the refusal of a JSON text nested deeper than maxJSONDepth.
+func guardDepth(builtin string, n int64) string {
+	return builtin + ": nesting depth " + strconv.FormatInt(n, 10) + " exceeds the sandbox's limit of " + limitText(maxJSONDepth)
+}
+
+// guardRegexTimeout is the failure of a backtracking match that ran out regexMatchTimeout.
+func guardRegexTimeout(op string, timeout time.Duration) string {
+	return op + ": the regular expression ran past the sandbox's match timeout of " + limitText(timeout.Milliseconds()) + " ms"
+}
+
+// Refusals of source the guards could not cover (SB-06).
+const (
+	msgWithStatement = "'with' statements are not available in the sandbox"
+)

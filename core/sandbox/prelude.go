@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,7 +13,7 @@ import (
 // regexMatchTimeout bounds one backtracking (regexp2) match: goja cannot interrupt a native
 // match, so a ReDoS pattern would otherwise outlive the run's timeout (research/goja.md §4).
 // goja treats a timed-out match as "no match".
-const regexMatchTimeout = time.Second
+var regexMatchTimeout = time.Second
 
 func init() {
 	regexp2.DefaultMatchTimeout = regexMatchTimeout
@@ -20,14 +22,18 @@ func init() {
 // preludeSource runs first in every runtime (CS-34, AS-01, goja.md §1): SANDBOX_CONTRACT (its
 // context, "code" or "ptc", is the second argument), the ES2024
 // library pieces goja lacks, queueMicrotask, an en-US Number#toLocaleString (goja's throws for
-// "en-US"), and size guards in front of builtins that could allocate without bound, since
-// native builtins cannot be interrupted (goja.md §4, §5): MAX (1e7 elements or UTF-16 units) for
-// repeat, padStart/padEnd, fill, join, Array.from and the result of replace/replaceAll with a
-// string replacement; MAX_PIECES (250,000) for the pieces of split, replace and replaceAll; MAX_BYTES (16 MB) for typed arrays and
-// ArrayBuffer.
-const preludeSource = `(function (g, context) {
+// "en-US"), and the guards that are easier in JavaScript than in Go (quotas.go has the rest),
+// since native builtins cannot be interrupted (goja.md §4, §5): the result of replace/replaceAll
+// with a string replacement (at most @MAX_UNITS@ UTF-16 units); the pieces of split, replace and
+// replaceAll and the matches of match and matchAll (@MAX_PIECES@); Array.from and the spread
+// helpers of the guard rewrite (@MAX_ELEMENTS@ elements, @MAX_ARGUMENTS@ arguments), which
+// iterate what they cannot bound up front in script code, where the run's stop reaches; typed
+// arrays and ArrayBuffer (@MAX_BYTES@ bytes). Refusals are the RangeErrors fail (quotas.go)
+// makes. The prelude returns what installPrelude needs from it.
+const preludeSource = `(function (g, context, fail, ITER) {
 "use strict";
-const MAX = 1e7;
+const MAX = @MAX_UNITS@, MAX_ELEMENTS = @MAX_ELEMENTS@, MAX_ARGUMENTS = @MAX_ARGUMENTS@;
+const apply = Reflect.apply, isArray = Array.isArray;
 const hide = (o, name, value) => Object.defineProperty(o, name, { value, writable: true, configurable: true, enumerable: false });
 Object.defineProperty(g, "SANDBOX_CONTRACT", { value: Object.freeze({ context, version: 3 }), enumerable: false });
 
@@ -105,32 +111,70 @@ hide(Number.prototype, "toLocaleString", function toLocaleString(locales, option
   return sign + int + (frac ? "." + frac : "");
 });
 
-const guard = (o, name, size, max = MAX) => {
-  const orig = o[name];
-  hide(o, name, {
-    [name](...args) {
-      const n = size.apply(this, args);
-      if (n > max) throw new RangeError(name + ": result too large (" + n + " > " + max + ")");
-      return orig.apply(this, args);
-    },
-  }[name]);
-};
 const count = (v) => Math.max(0, Math.trunc(Number(v)) || 0);
-guard(String.prototype, "repeat", function (n) { return String(this).length * count(n); });
-guard(String.prototype, "padStart", function (n) { return count(n); });
-guard(String.prototype, "padEnd", function (n) { return count(n); });
-guard(Array.prototype, "fill", function () { return this.length; });
-guard(Array.prototype, "join", function () { return this.length; });
-guard(Array, "from", function (items) { return items == null ? 0 : count(items.length); });
+
+// known is how many elements iterating x yields, when its own iterator (an array's, a string's,
+// as the runtime installed them) says so without running: -1 otherwise. (An iterator whose next
+// a script replaced steps in script code, where the run's stop reaches.)
+const arrayValues = Array.prototype[ITER], stringValues = String.prototype[ITER];
+const known = (x) => {
+  if (typeof x === "string") return stringValues === String.prototype[ITER] ? x.length : -1;
+  return isArray(x) && x[ITER] === arrayValues ? x.length : -1;
+};
+// collect iterates x in script code (each step can be stopped), refusing past limit elements.
+const collect = (x, limit, builtin) => {
+  const out = [];
+  let n = 0;
+  for (const v of x) {
+    if (n === limit) throw fail("many", builtin, "elements", limit);
+    out[n++] = v;
+  }
+  return out;
+};
+// The spread helpers of the guard rewrite: f(...x) takes at most MAX_ARGUMENTS arguments,
+// [...x] and {...x} at most MAX_ELEMENTS elements.
+const spreadArgs = (x) => {
+  const n = known(x);
+  if (n < 0) return collect(x, MAX_ARGUMENTS, "spread");
+  if (n > MAX_ARGUMENTS) throw fail("args", "spread", n);
+  return x;
+};
+const spreadArray = (x) => {
+  const n = known(x);
+  if (n < 0) return collect(x, MAX_ELEMENTS, "spread");
+  if (n > MAX_ELEMENTS) throw fail("elements", "spread", n);
+  return x;
+};
+const spreadObject = (x) => {
+  const n = typeof x === "string" || isArray(x) || (ArrayBuffer.isView(x) && !(x instanceof DataView)) ? x.length : 0;
+  if (n > MAX_ELEMENTS) throw fail("elements", "spread", n);
+  return x;
+};
+const from = Array.from;
+hide(Array, "from", {
+  from(items, mapFn, thisArg) {
+    if (items !== null && items !== undefined) {
+      const it = items[ITER];
+      let n = it === undefined || it === null ? count(Object(items).length) : known(items);
+      if (n < 0) items = collect(items, MAX_ELEMENTS, "Array.from"), n = 0;
+      if (n > MAX_ELEMENTS) throw fail("elements", "Array.from", n);
+    }
+    return apply(from, this, [items, mapFn, thisArg]);
+  },
+}.from);
 
 // matches counts pat's matches in str (every one when all or a global RegExp, else the first)
-// with a loop of script steps the timeout can interrupt, stopping once past limit.
+// with a loop of script steps the timeout can interrupt, stopping once past limit; the piece
+// guards of split, replace, replaceAll, match and matchAll (quotas.go) call it for long strings.
 const matches = (str, pat, all, limit) => {
   if (pat instanceof RegExp) {
     if (!all && !pat.global) return 1;
     const re = new RegExp(pat.source, pat.flags.includes("g") ? pat.flags : pat.flags + "g");
-    let n = 0;
-    for (let m; n <= limit && (m = re.exec(str)) !== null; n++) if (m[0] === "") re.lastIndex++;
+    let n = 0; // test (timed: a timeout throws) makes no match arrays
+    for (let at = 0; n <= limit && re.test(str); n++) {
+      if (re.lastIndex === at) re.lastIndex++; // an empty match
+      at = re.lastIndex;
+    }
     return n;
   }
   const p = String(pat);
@@ -140,41 +184,18 @@ const matches = (str, pat, all, limit) => {
   for (let i = str.indexOf(p); n <= limit && i >= 0; i = str.indexOf(p, i + p.length)) n++;
   return n;
 };
-// split, replace and replaceAll make their pieces natively, each costing far more than its
-// characters: at most MAX_PIECES of them.
-const MAX_PIECES = 25e4;
-// replace and replaceAll with a string replacement build their result natively; each "$"
-// pattern may insert up to the whole string again. A function replacer runs as script code.
-const replaced = (name, all) => function (pat, rep) {
-  if (typeof rep === "function") return 0;
-  const s = String(this), r = String(rep);
-  const per = r.length + (r.split("$").length - 1) * s.length;
-  if (s.length < MAX_PIECES && s.length + (s.length + 1) * per <= MAX) return 0;
-  const n = matches(s, pat, all, Math.min(MAX_PIECES, Math.ceil(MAX / Math.max(per, 1))) + 1);
-  if (n > MAX_PIECES) throw new RangeError(name + ": too many replacements (more than " + MAX_PIECES + ")");
-  return s.length + n * per;
-};
-guard(String.prototype, "replace", replaced("replace", false));
-guard(String.prototype, "replaceAll", replaced("replaceAll", true));
-guard(String.prototype, "split", function (sep, limit) {
-  const s = String(this);
-  if (sep === undefined || sep === null || s.length < MAX_PIECES) return 0;
-  const cap = limit === undefined ? Infinity : limit >>> 0;
-  return Math.min(cap, sep === "" ? s.length : matches(s, sep, true, MAX_PIECES) + 1);
-}, MAX_PIECES);
-
 // Typed arrays and buffers allocate their whole size natively: each constructor is fronted by
 // one of the same name, prototype, statics and instanceof, refusing more than MAX_BYTES. The
 // prelude returns front; installPrelude makes each front when a script first reads the global
 // (most never do).
-const MAX_BYTES = 16e6;
+const MAX_BYTES = @MAX_BYTES@;
 const front = (C, name, per) => {
   const W = function (...args) {
     if (new.target === undefined) return C(...args); // throws C's own TypeError
     const a = args[0];
     const n = typeof a === "number" ? count(a) * per
       : a !== null && typeof a === "object" && !(a instanceof ArrayBuffer) && typeof a.length === "number" ? count(a.length) * per : 0;
-    if (n > MAX_BYTES) throw new RangeError(name + ": too large (" + n + " bytes > " + MAX_BYTES + ")");
+    if (n > MAX_BYTES) throw fail("bytes", name, n);
     return Reflect.construct(C, args, new.target === W ? C : new.target);
   };
   Object.setPrototypeOf(W, C);
@@ -183,7 +204,9 @@ const front = (C, name, per) => {
   hide(C.prototype, "constructor", W);
   return W;
 };
-return front;
+return {
+  front, spreadArgs, spreadArray, spreadObject, matches, numeric: (v) => -(-v),
+};
 })
 `
 
@@ -201,45 +224,55 @@ const (
 // prelude returns the compiled prelude; a *goja.Program is immutable and shared by runtimes.
 func prelude() *goja.Program {
 	preludeOnce.Do(func() {
-		preludeProgram = goja.MustCompile("<prelude>", preludeSource, true)
+		src := strings.NewReplacer(
+			"@MAX_UNITS@", strconv.Itoa(maxStringUnits), "@MAX_ELEMENTS@", strconv.Itoa(maxElements),
+			"@MAX_ARGUMENTS@", strconv.Itoa(maxArguments), "@MAX_PIECES@", strconv.Itoa(maxPieces),
+			"@MAX_BYTES@", strconv.Itoa(maxTypedBytes),
+		).Replace(preludeSource)
+		preludeProgram = goja.MustCompile("<prelude>", src, true)
 	})
 	return preludeProgram
 }
 
-// installPrelude runs the prelude in vm for the given context (contextCode or contextPTC).
-func installPrelude(vm *goja.Runtime, context string) error {
+// installPrelude installs the Go guards (quotas.go) and runs the prelude in vm for the given
+// context (contextCode or contextPTC); it returns the runtime's guards.
+func installPrelude(vm *goja.Runtime, context string) (*guards, error) {
+	g := installGuards(vm)
 	fn, err := vm.RunProgram(prelude())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	call, _ := goja.AssertFunction(fn)
-	ret, err := call(goja.Undefined(), vm.GlobalObject(), vm.ToValue(context))
+	ret, err := call(goja.Undefined(), vm.GlobalObject(), vm.ToValue(context), vm.ToValue(g.failJS), goja.SymIterator)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	front, _ := goja.AssertFunction(ret)
-	g := vm.GlobalObject()
+	api := ret.ToObject(vm)
+	g.finish(api)
+	front, _ := goja.AssertFunction(api.Get("front"))
+	g2 := vm.GlobalObject()
 	for _, s := range sizedConstructors {
-		ctor := g.Get(s.name)
+		ctor := g2.Get(s.name)
 		if ctor == nil || goja.IsUndefined(ctor) {
 			continue
 		}
 		// the global is an accessor until first read, then the front itself (a plain value)
 		getter := vm.ToValue(func(goja.FunctionCall) goja.Value {
+			g.guardTypedJoin(ctor)
 			w, err := front(goja.Undefined(), ctor, vm.ToValue(s.name), vm.ToValue(s.bytes))
 			if err != nil {
 				panic(err)
 			}
-			if err := g.DefineDataProperty(s.name, w, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+			if err := g2.DefineDataProperty(s.name, w, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
 				panic(err)
 			}
 			return w
 		})
-		if err := g.DefineAccessorProperty(s.name, getter, nil, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
-			return err
+		if err := g2.DefineAccessorProperty(s.name, getter, nil, goja.FLAG_TRUE, goja.FLAG_FALSE); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return g, nil
 }
 
 // sizedConstructors are the allocating constructors the prelude's front guards, with their

@@ -57,6 +57,9 @@ type prepared struct {
 	// srcName is the name the program was compiled under, which its stack frames carry: the file
 	// for code states and archmax_run files, "<eval:…>" (unique per source) for archmax_eval.
 	srcName string
+	// generators: the program defines a generator function, so the runtime must guard the
+	// GeneratorFunction constructor before it runs (guards.cover).
+	generators bool
 }
 
 // prepKind selects the preparation of a sandbox context (SB-06): a code state's, or an agent
@@ -463,6 +466,8 @@ func (rw *rewriter) finish(prg *ast.Program, lay layout) *prepared {
 			if off := int(n.Idx) - base - lay.bodyStart; n.Name == csName && off >= 0 && off < lay.bodyLen && !containsInt(rw.markers, off) {
 				fail = rw.syntaxErr(off, reservedName(csName))
 			}
+		case *ast.WithStatement: // it could shadow __cs, which the guard rewrite's helpers hang on
+			fail = rw.syntaxErr(offsetOf(int(n.With)), msgWithStatement)
 		case *ast.ReturnStatement:
 			if !inFunc && rw.kind != kindPTC { // AS-05: an agent script may return its result
 				fail = rw.syntaxErr(offsetOf(int(n.Return)), msgIllegalReturn)
@@ -507,6 +512,7 @@ func (rw *rewriter) finish(prg *ast.Program, lay layout) *prepared {
 	if plan != nil {
 		plan.apply(prg)
 	}
+	generators := guardRewrite(prg) // CS-61: spreads, BigInt operators and exec calls behind their guards
 	program, err := goja.CompileAST(prg, false)
 	if err != nil {
 		off := 0
@@ -520,7 +526,7 @@ func (rw *rewriter) finish(prg *ast.Program, lay layout) *prepared {
 		}
 		return &prepared{err: rw.syntaxErr(off, err.Error())}
 	}
-	return &prepared{program: program, module: rw.module, hasDefault: rw.hasDefault, layout: lay, srcName: rw.srcName}
+	return &prepared{program: program, module: rw.module, hasDefault: rw.hasDefault, layout: lay, srcName: rw.srcName, generators: generators}
 }
 
 // nestedSite reports the first rewritten import/export keyword that lies inside a top-level

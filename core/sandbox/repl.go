@@ -228,7 +228,10 @@ func failure(logs []string, err error, reset bool, maxChars int) ScriptResult {
 	where := ""
 	var se *ScriptError
 	var ie *ImportError
+	var qe *QuotaError
 	switch {
+	case errors.As(err, &qe) && qe.File != "":
+		where = "    at " + qe.File + ":" + strconv.Itoa(qe.Line) + ":" + strconv.Itoa(qe.Column)
 	case errors.As(err, &se):
 		msg = strings.TrimPrefix(se.Message, errorPrefix) // "Error: boom", not "Error: Error: boom"
 		if se.File != "" {
@@ -319,6 +322,7 @@ var ptcExcluded = map[string]bool{
 // by one Run at a time, on that Run's goroutine.
 type replRuntime struct {
 	vm       *goja.Runtime
+	guards   *guards // quotas.go: the guard helpers and the quota errors of this runtime
 	heapBase uint64  // the heap before the runtime existed: the REPL's memory bound counts growth from it
 	cur      *runner // the call in progress
 	tools    *toolsView
@@ -337,10 +341,11 @@ func newREPLRuntime() (*replRuntime, error) {
 	base := heapObjectBytes()
 	vm := goja.New()
 	vm.SetMaxCallStackSize(maxCallStackSize)
-	if err := installPrelude(vm, contextPTC); err != nil {
+	guards, err := installPrelude(vm, contextPTC)
+	if err != nil {
 		return nil, err
 	}
-	rt := &replRuntime{vm: vm, heapBase: base}
+	rt := &replRuntime{vm: vm, guards: guards, heapBase: base}
 	g := vm.GlobalObject()
 	b := lookupBuiltins(vm)
 	rt.errorCtor, rt.promiseCtor, rt.resolveFn, rt.stringify, rt.parseFn, rt.toString = b.errorCtor, b.promiseCtor, b.resolveFn, b.stringify, b.parseFn, b.toString
@@ -374,7 +379,7 @@ func newREPLRuntime() (*replRuntime, error) {
 // begin makes r the runtime's current call and (re)installs the per-call globals: `tools`, the
 // one view of the REPL (BR-05) scoped to this call's surface, and `console`, capturing into r.
 func (rt *replRuntime) begin(r *runner, tools, bridged []Tool) error {
-	r.heapBase = rt.heapBase
+	r.heapBase, r.guards = rt.heapBase, rt.guards
 	r.errorCtor, r.promiseCtor = rt.errorCtor, rt.promiseCtor
 	r.resolveFn, r.stringify, r.toString = rt.resolveFn, rt.stringify, rt.toString
 	g := rt.vm.GlobalObject()
@@ -409,10 +414,9 @@ func (rt *replRuntime) evaluate(r *runner, args []byte, text *string) error {
 	if err != nil {
 		return r.jsError(err)
 	}
+	rt.guards.cover(wrapper, r.prep.generators)
 	call, _ := goja.AssertFunction(wrapper)
-	cs := vm.NewObject()
-	_ = cs.Set("h", rt.harness)
-	_ = cs.Set("x", rt.export)
+	cs := rt.guards.newCS(map[string]goja.Value{"h": rt.harness, "x": rt.export, "v": nil})
 	done, err := call(vm.GlobalObject(), cs)
 	if err != nil {
 		return r.jsError(err)

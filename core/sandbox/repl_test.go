@@ -270,7 +270,7 @@ func TestQuotasApplyPerCall(t *testing.T) {
 	// The prelude's size guard refuses a huge string at once; the REPL survives.
 	start := time.Now()
 	res := replCall(t, repl, &testHost{}, "var survivor = 1;\n'x'.repeat(2 ** 30)", nil)
-	wantFailure(t, res, "Error: RangeError: repeat: result too large (1073741824 > 10000000)\n    at <eval>:2:11")
+	wantFailure(t, res, "Error: repeat: result too large (1073741824 characters, over the sandbox's limit of 10,000,000)\n    at <eval>:2:11")
 	if time.Since(start) > 2*time.Second || res.Reset {
 		t.Fatalf("took %v, reset %v", time.Since(start), res.Reset)
 	}

@@ -142,10 +142,11 @@ type runner struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	vm    *goja.Runtime
-	loop  eventLoop
-	cs    *goja.Object // the wrapper's argument {h, d}
-	input *goja.Object // the state function's argument (CS-30)
+	vm     *goja.Runtime
+	guards *guards // the runtime's (quotas.go): its quota errors fail the run as QuotaErrors
+	loop   eventLoop
+	cs     *goja.Object // the wrapper's argument {h, d}; its prototype holds the guard helpers
+	input  *goja.Object // the state function's argument (CS-30)
 
 	errorCtor   *goja.Object
 	promiseCtor *goja.Object
@@ -276,9 +277,11 @@ func (r *runner) contextError() error {
 // evaluate runs CS-24's forms: the program to completion, then the registered state function.
 func (r *runner) evaluate() error {
 	vm := r.vm
-	if err := installPrelude(vm, contextCode); err != nil {
+	g, err := installPrelude(vm, contextCode)
+	if err != nil {
 		return r.jsError(err)
 	}
+	r.guards = g
 	if err := r.install(); err != nil {
 		return err
 	}
@@ -286,6 +289,7 @@ func (r *runner) evaluate() error {
 	if err != nil {
 		return r.jsError(err)
 	}
+	r.guards.cover(wrapper, r.prep.generators)
 	call, _ := goja.AssertFunction(wrapper)
 	this := goja.Undefined() // modules are strict and run with this = undefined
 	if !r.prep.module {
@@ -385,8 +389,7 @@ func (r *runner) install() error {
 	if _, err := freeze(goja.Undefined(), harness); err != nil {
 		return r.jsError(err)
 	}
-	r.cs = vm.NewObject()
-	_ = r.cs.Set("h", harness)
+	r.cs = r.guards.newCS(map[string]goja.Value{"h": harness, "d": nil})
 	for name, v := range map[string]any{"defineCodeState": define, "console": console, "args": args, "tools": tools} {
 		_ = g.Set(name, v)
 	}
@@ -679,7 +682,7 @@ func (r *runner) await(v goja.Value) error {
 		case goja.PromiseStateFulfilled:
 			return nil
 		case goja.PromiseStateRejected:
-			return r.scriptError(p.Result(), nil)
+			return r.failure(p.Result(), nil)
 		}
 		job := r.loop.take()
 		if job == nil {
@@ -708,9 +711,19 @@ func (r *runner) jsError(err error) error {
 		r.overflowed = true
 		return &QuotaError{Message: callStackExceeded(maxCallStackSize)}
 	case errors.As(err, &ex):
-		return r.scriptError(ex.Value(), ex)
+		return r.failure(ex.Value(), ex)
 	}
 	return err
+}
+
+// failure is how a thrown or rejected value fails the run: a guard's refusal (quotas.go) as
+// the QuotaError it names, anything else as a ScriptError.
+func (r *runner) failure(v goja.Value, ex *goja.Exception) error {
+	se := r.scriptError(v, ex)
+	if msg, ok := r.guards.quotaMessage(v); ok {
+		return &QuotaError{Message: msg, File: se.File, Line: se.Line, Column: se.Column}
+	}
+	return se
 }
 
 // scriptError describes a thrown or rejected value and finds its first position in the script.
