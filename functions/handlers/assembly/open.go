@@ -117,8 +117,9 @@ type Assembly struct {
 }
 
 // FromEnv is ConfigFromEnv then Open: the whole start-up of a function. It makes no AWS
-// call. Errors: *ConfigError, or Open's.
+// call. It also sets the process's Go memory limit (MemoryLimit). Errors: *ConfigError, or Open's.
 func FromEnv(ctx context.Context, getenv func(string) string, log *slog.Logger) (*Assembly, error) {
+	applyMemoryLimit(getenv)
 	cfg, err := ConfigFromEnv(getenv)
 	if err != nil {
 		return nil, err

@@ -159,7 +159,7 @@ one is given. Prefer the environment variable: a --token value shows in the proc
 	fl.DurationVar(&f.invocationTimeout, "invocation-timeout", 15*time.Minute, "how long one continuation may run (Lambda's timeout) before it hands the turn on")
 	fl.DurationVar(&f.modelTimeout, "model-timeout", continuation.DefaultModelTimeout, "time kept free for one model call before an invocation's end (ARCHMAX_MODEL_TIMEOUT)")
 	fl.DurationVar(&f.continueMargin, "continue-margin", continuation.DefaultMargin, "time kept beyond it for the step's tools and commit (ARCHMAX_CONTINUE_MARGIN)")
-	return cmd
+	return withMemoryLimit(cmd) // --memory-limit (memlimit.go)
 }
 
 // server is the local stand-in of the deployed bundle: the HTTP routes of the turn,
