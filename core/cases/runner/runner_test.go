@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/archmax-ai/archmax/core/cases"
 	"github.com/archmax-ai/archmax/core/model"
@@ -216,10 +215,9 @@ func TestDeaths(t *testing.T) {
 // ST-41: the case timeout cancels the action in flight and dies with the exact message.
 func TestCaseTimeout(t *testing.T) {
 	s := newSuite(t, map[string]string{"slow.test.yaml": head + "steps:\n  - send: hi\n  - succeeded: true\n"})
-	start := time.Now()
 	r := s.result(s.run("", nil), "slow")
-	if r.Error != "case 'slow' timed out after 300ms (tests.caseTimeoutMs)" || time.Since(start) > 5*time.Second {
-		t.Errorf("%q after %v", r.Error, time.Since(start))
+	if r.Error != "case 'slow' timed out after 300ms (tests.caseTimeoutMs)" {
+		t.Errorf("%q", r.Error)
 	}
 }
 
