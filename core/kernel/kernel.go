@@ -78,6 +78,9 @@ const (
 	RuleAllowed            = "tool.allowed"
 	RuleAllow              = "allow"
 	RuleNotAllowed         = "tool.not-allowed"
+	// RuleImpliedRead: a call that exposes a file's contents (copy_file's and move_file's
+	// source, edit_file's file) where a read_file of it would be refused (K17-6).
+	RuleImpliedRead = "tool.implied-read"
 	RuleUnresolvedVariable = "tool.unresolved-variable"
 	RuleTransitionRequires = "transition.requires"
 	RuleTransitionNoEdge   = "transition.no-edge"
@@ -171,7 +174,47 @@ func (p *Policy) machine() *machine.Machine {
 // the last two led by the inherited denials of its kind), the declared tool denials
 // (inherited, forbid_always, the state's forbid), the consumer rules, the always-open areas
 // and the per-state defaults.
+//
+// A call allowed by the pipeline that exposes a file's contents without being a read_file —
+// copy_file and move_file (the source's contents at the destination), edit_file (whether
+// old_string occurs) — is also held to a read_file of that file by the same caller in the
+// same state: refused when that read would be (RuleImpliedRead), so no denial or narrowed
+// grant of read_file is passed by copying, moving or probing the file (K17-6).
 func Decide(p *Policy, a Action) Verdict {
+	v := pipeline(p, a)
+	if !v.Allow {
+		return v
+	}
+	arg := impliedReadArg(a.Tool)
+	if arg == "" {
+		return v
+	}
+	for _, u := range a.Paths {
+		if u.Arg != arg {
+			continue
+		}
+		read := Action{Tool: "read_file", Args: map[string]any{"file_path": u.Raw}, State: a.State, Origin: a.Origin,
+			Paths: []PathUse{{Arg: "file_path", Path: u.Path, Access: "read", Raw: u.Raw}}}
+		if rv := pipeline(p, read); !rv.Allow {
+			return Verdict{RuleID: RuleImpliedRead, Reason: reasonImpliedRead(a.Tool, u.Raw, rv.Reason), Terminal: rv.Terminal, Warn: rv.Warn}
+		}
+	}
+	return v
+}
+
+// impliedReadArg is the path argument whose file's contents a tool exposes without being a
+// read_file ("" for none).
+func impliedReadArg(tool string) string {
+	switch tool {
+	case spec.CopyFileTool, spec.MoveFileTool:
+		return "source"
+	case "edit_file":
+		return "file_path"
+	}
+	return ""
+}
+
+func pipeline(p *Policy, a Action) Verdict {
 	st := p.Spec.State(a.State)
 	for _, rule := range []func(*Policy, *spec.State, Action) *Verdict{
 		rulePathArgument, ruleGovernancePlane, ruleSkillOnly, ruleReplyOnly, ruleEval, ruleUngrantable,

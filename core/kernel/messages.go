@@ -131,6 +131,12 @@ func reasonForbidden(tool, on, where, key string) string {
 	return fmt.Sprintf("[workflow] BLOCKED: '%s'%s is forbidden by %s (%s). A denial beats every grant, so no allow entry here permits it.", tool, on, where, key)
 }
 
+// reasonImpliedRead: tool.implied-read (K17-6; text is ours). inner is the refusal a
+// read_file of the file gets.
+func reasonImpliedRead(tool, path, inner string) string {
+	return fmt.Sprintf("[workflow] BLOCKED: '%s' would expose the contents of '%s', which this call may not read: %s", tool, path, strings.TrimPrefix(inner, "[workflow] BLOCKED: "))
+}
+
 // reasonUnresolved: GOV-33 tool.unresolved-variable (terminal).
 func reasonUnresolved(tool, state, glob, detail string) string {
 	return fmt.Sprintf("[workflow] FAILED: '%s' in state '%s' is guarded by '%s', which could not be resolved — %s. The run cannot continue against a guard the harness cannot evaluate.", tool, state, glob, detail)
