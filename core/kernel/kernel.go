@@ -78,9 +78,7 @@ const (
 	RuleAllowed            = "tool.allowed"
 	RuleAllow              = "allow"
 	RuleNotAllowed         = "tool.not-allowed"
-	// RuleImpliedRead: a call that exposes a file's contents (copy_file's and move_file's
-	// source, edit_file's file) where a read_file of it would be refused (K17-6).
-	RuleImpliedRead = "tool.implied-read"
+	RuleImpliedRead        = "tool.implied-read" // K17-6: copy/move's source, edit's file
 	RuleUnresolvedVariable = "tool.unresolved-variable"
 	RuleTransitionRequires = "transition.requires"
 	RuleTransitionNoEdge   = "transition.no-edge"

@@ -3,10 +3,10 @@ package session
 import (
 	"context"
 	"errors"
-	"strings"
-	"testing"
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/model"
+	"strings"
+	"testing"
 )
 
 // 03 CS-35: an advance whose leaving gate (the state's `requires`) is unmet rejects at the

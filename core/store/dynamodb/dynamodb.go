@@ -211,8 +211,8 @@ const (
 	attrBlob         = "blob"
 	attrTTL          = "ttl"
 
-	skHead      = "HEAD"
-	skIdem      = "I"
+	skHead        = "HEAD"
+	skIdem        = "I"
 	parkedValue   = "PARKED"
 	decisionValue = "DECISION" // parkKey of the decision queue
 
