@@ -16,7 +16,7 @@ import (
 // in-memory session store). Goal (issue 9): 50 cases in ≤ 10 s wall.
 func BenchmarkFiftyOfflineCases(b *testing.B) {
 	dir := b.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(ws)); err != nil {
+	if err := copyWorkspace(dir, ws); err != nil {
 		b.Fatal(err)
 	}
 	tests := filepath.Join(dir, "workflows", "access-request", "tests")

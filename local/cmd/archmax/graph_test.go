@@ -42,7 +42,7 @@ func TestGraphCommand(t *testing.T) {
 // issue 10: validate's graph analysis reports an unreachable state as a warning (exit 0).
 func TestValidateReportsUnreachableStates(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(ws)); err != nil {
+	if err := copyWorkspace(dir, ws); err != nil {
 		t.Fatal(err)
 	}
 	p := filepath.Join(dir, "workflows", "access-request", "workflow.yaml")

@@ -241,7 +241,7 @@ func TestExceptionRequestFixture(t *testing.T) {
 // file:line:col: severity code: message with a hint; exit 1; exit 2 for a missing workspace.
 func TestValidateBrokenFixtureCopy(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(ws)); err != nil {
+	if err := copyWorkspace(dir, ws); err != nil {
 		t.Fatal(err)
 	}
 	edit := func(p, old, new string) {

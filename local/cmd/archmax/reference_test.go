@@ -21,7 +21,7 @@ const supportWS = "../../../fixtures/customer-support"
 func supportCopy(t *testing.T, only ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(supportAbs)); err != nil {
+	if err := copyWorkspace(dir, supportAbs); err != nil {
 		t.Fatal(err)
 	}
 	if len(only) > 0 {

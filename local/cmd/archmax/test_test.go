@@ -65,7 +65,7 @@ func TestTestCommandFilterAndExitCodes(t *testing.T) {
 // spec 04 CD-01b: `archmax validate` reports a case file's schema errors, located.
 func TestValidateReportsCaseSchemaErrors(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(ws)); err != nil {
+	if err := copyWorkspace(dir, ws); err != nil {
 		t.Fatal(err)
 	}
 	bad := "title: x\nsteps:\n  - reply: { includes: [a] }\n"
