@@ -295,9 +295,9 @@ func (g *guard) hostNames() []string {
 }
 
 func (g *guard) hostList() string {
-	names := g.hostNames()
-	if len(names) == 1 {
-		return names[0]
+	names := append([]string{"localhost", "any loopback address (127.0.0.1, [::1], the rest of 127.0.0.0/8)"}, g.hostNames()[3:]...)
+	if !g.loopback {
+		names = append(names, "any IP address")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -68,7 +68,7 @@ The server runs turns on your model credentials and serves every transcript, so 
 must not reach it. It answers only for Host localhost and loopback addresses, the names given
 by --allow-host (repeatable; NAME or NAME:PORT) and, on a non-loopback --addr, any IP address
 (else 421 MisdirectedHostError: DNS rebinding). A browser request from another origin — an
-Origin other than http://<the request's Host>, Origin null, or Sec-Fetch-Site cross-site or
+Origin other than http:// or https:// and the request's Host, Origin null, or Sec-Fetch-Site cross-site or
 same-site — is 403 ForbiddenOriginError on every route; a browser request (Origin or
 Sec-Fetch-Site present) whose body is not application/json is 415 UnsupportedMediaTypeError. No
 CORS is granted. curl and scripts send no Origin and are not affected.
