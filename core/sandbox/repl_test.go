@@ -248,11 +248,7 @@ func TestAS05_ResultIsCutToMaxResultChars(t *testing.T) {
 func TestSB04_TimeoutResetsTheREPL(t *testing.T) {
 	repl := newTestREPL(t)
 	wantOK(t, replCall(t, repl, &testHost{}, "function helper() { return 1 }\nglobalThis.g = 1;", nil), "1")
-	start := time.Now()
 	res := replCall(t, repl, &testHost{}, "console.log('spinning'); while (true) {}", func(c *ScriptCall) { c.Quotas.TimeoutMs = 100 })
-	if elapsed := time.Since(start); elapsed > time.Second {
-		t.Fatalf("the timeout took %v", elapsed)
-	}
 	wantFailure(t, res, "spinning\nError: timed out after 100 ms\n"+replResetNote)
 	if te := as[*TimeoutError](t, res.Err); te.TimeoutMs != 100 || !res.Reset {
 		t.Fatalf("got %+v reset=%v", te, res.Reset)
@@ -267,12 +263,12 @@ func TestSB04_TimeoutResetsTheREPL(t *testing.T) {
 
 func TestQuotasApplyPerCall(t *testing.T) {
 	repl := newTestREPL(t)
-	// The prelude's size guard refuses a huge string at once; the REPL survives.
-	start := time.Now()
+	// The prelude's size guard refuses a huge string before it is built (its refusal, not the
+	// timeout, answers); the REPL survives.
 	res := replCall(t, repl, &testHost{}, "var survivor = 1;\n'x'.repeat(2 ** 30)", nil)
 	wantFailure(t, res, "Error: repeat: result too large (1073741824 characters, over the sandbox's limit of 10,000,000)\n    at <eval>:2:11")
-	if time.Since(start) > 2*time.Second || res.Reset {
-		t.Fatalf("took %v, reset %v", time.Since(start), res.Reset)
+	if res.Reset {
+		t.Fatal("the refusal reset the REPL")
 	}
 	wantOK(t, replCall(t, repl, &testHost{}, "survivor", nil), "1")
 	// Runaway recursion is a quota; the unwound runtime is replaced.
@@ -312,14 +308,10 @@ func TestCS62_AS50_CancellationMidAwait(t *testing.T) {
 		return "late", nil
 	}}
 	go func() { started.Wait(); cancel() }()
-	start := time.Now()
 	res, err := repl.Run(ctx, &ScriptCall{Source: []byte(`try { await Promise.all([tools.fetch_doc({}), tools.read_file({})]) }
 catch (e) { await tools.read_file({ retry: true }) }`), Tools: surface}, host)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if time.Since(start) > 3*time.Second {
-		t.Fatalf("the abort took %v", time.Since(start))
 	}
 	ae := as[*AbortError](t, res.Err)
 	if !errors.Is(ae, context.Canceled) || !res.Error || !res.Reset || res.Text != "Error: the turn was aborted: context canceled\n"+replResetNote {
@@ -345,53 +337,36 @@ catch (e) { await tools.read_file({ retry: true }) }`), Tools: surface}, host)
 	wantOK(t, replCall(t, repl, &testHost{}, "typeof before", nil), "undefined") // reset by the abort
 }
 
+// The three host calls are in flight at once: each waits until all three have started, so a
+// serial bridge would never see a third (it gives up after a minute and the peak tells).
 func TestBR11_AS40_PromiseAllRunsHostCallsConcurrently(t *testing.T) {
-	var mu sync.Mutex
-	var starts, ends []time.Time
 	var inFlight, peak atomic.Int32
 	all := make(chan struct{})
 	var once sync.Once
 	host := &testHost{call: func(_ context.Context, tool, args string) (string, error) {
-		mu.Lock()
-		starts = append(starts, time.Now())
-		mu.Unlock()
 		n := inFlight.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
 		if n == 3 {
 			once.Do(func() { close(all) })
 		}
-		select { // serial calls never see three in flight and give up here
+		select { // hang guard: serial calls never see three in flight
 		case <-all:
-		case <-time.After(2 * time.Second):
+		case <-time.After(time.Minute):
 		}
-		time.Sleep(100 * time.Millisecond)
 		inFlight.Add(-1)
-		mu.Lock()
-		ends = append(ends, time.Now())
-		mu.Unlock()
 		return tool + args, nil
 	}}
-	start := time.Now()
 	res := replCall(t, newTestREPL(t), host, `const [a, b, c] = await Promise.all([
   tools.archmaxWorkflowEnrichOrder({ n: 1 }), tools["archmax_workflow_enrich-order"]({ n: 2 }), tools.fetchDoc({ n: 3 }),
 ]);
-[a, b, c]`, func(c *ScriptCall) { c.Tools = []Tool{{Name: "archmax_workflow_enrich-order"}, {Name: "fetch_doc"}} })
-	elapsed := time.Since(start)
+[a, b, c]`, func(c *ScriptCall) {
+		c.Tools = []Tool{{Name: "archmax_workflow_enrich-order"}, {Name: "fetch_doc"}}
+		c.Quotas.TimeoutMs = 120_000
+	})
 	wantOK(t, res, `["archmax_workflow_enrich-order{\"n\":1}","archmax_workflow_enrich-order{\"n\":2}","fetch_doc{\"n\":3}"]`)
-	latestStart, earliestEnd := starts[0], ends[0]
-	for _, s := range starts {
-		if s.After(latestStart) {
-			latestStart = s
-		}
-	}
-	for _, e := range ends {
-		if e.Before(earliestEnd) {
-			earliestEnd = e
-		}
-	}
-	if peak.Load() != 3 || !latestStart.Before(earliestEnd) || elapsed >= 300*time.Millisecond {
-		t.Fatalf("peak %d, overlap %v, elapsed %v", peak.Load(), earliestEnd.Sub(latestStart), elapsed)
+	if peak.Load() != 3 {
+		t.Fatalf("at most %d host calls were in flight at once, want 3", peak.Load())
 	}
 }
 
