@@ -181,6 +181,7 @@ func (f *runFlags) resume(cmd *cobra.Command, code *int, sessionID, verb string,
 		return err
 	}
 	defer env.Close()
+	f.withParkReader(r, env)
 	eng, workflow, err := sessionEngine(cmd.Context(), env, sessionID, f.workflow)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,6 +25,10 @@ type renderer struct {
 	json    bool
 	verbose bool
 	pending string // the session header, printed with the first event
+	// workflow is the session's, from the header; reader, when set, reads what a park
+	// report shows beyond the park record (decider.go).
+	workflow string
+	reader   *parkReader
 }
 
 func newRenderer(out, flow io.Writer, jsonOut, verbose bool) *renderer {
@@ -60,6 +65,7 @@ func (r *renderer) header(sessionID, workflow string) {
 		return
 	}
 	r.mu.Lock()
+	r.workflow = workflow
 	r.pending = fmt.Sprintf("session %s · workflow %s\n", sessionID, workflow)
 	r.mu.Unlock()
 }
@@ -234,8 +240,11 @@ func (r *renderer) park(o *session.Outcome, verb string) {
 			r.say("Session %s is still parked at the '%s' human state — a decision is pending.\n", o.SessionID, p.Decision.State)
 		}
 		r.say("⏸ awaiting a decision in %s (park %s): archmax decide %s --to <%s>\n", where, p.ParkID, o.SessionID, strings.Join(choices, "|"))
-		if len(p.Decision.Evidence) > 0 {
+		if r.reader == nil && len(p.Decision.Evidence) > 0 {
 			r.say("  evidence: %s\n", strings.Join(p.Decision.Evidence, ", "))
+		}
+		if detail := r.decisionDetail(context.Background(), o); detail != "" {
+			r.say("%s", detail)
 		}
 		r.say("  answer without deciding: archmax reply %s <message…>\n", o.SessionID)
 	case p.Input != nil:

@@ -100,6 +100,7 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 				return err
 			}
 			defer env.Close()
+			f.withParkReader(r, env)
 			eng, err := env.Engine(workflow)
 			if err != nil {
 				return err

@@ -8,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,9 +24,6 @@ import (
 
 // sessionsPage is how many transcript messages `archmax sessions SESSION` prints by default.
 const sessionsPage = 20
-
-// evidenceLines bounds how much of each evidence file the session view prints.
-const evidenceLines = 40
 
 // newSessionsCommand is `archmax sessions [SESSION]`: the stored sessions as a table, or one
 // session in full — the same reads as GET /v1/sessions and GET /v1/sessions/{id}.
@@ -110,7 +106,7 @@ Exit status: 0 listed, 1 no such session (or the store failed), 2 usage error.`,
 			if f.jsonOut {
 				return printJSON(out, sum)
 			}
-			return showSession(ctx, sessions, sum, after, limit, out, stateInstructions(f.workspace))
+			return showSession(ctx, sessions, sum, after, limit, out, parkReader{texts: stateTexts(f.workspace), file: sessions.File, where: f.filesWhere()})
 		},
 	}
 	fl := cmd.Flags()
@@ -216,7 +212,7 @@ func awaiting(s *session.SessionSummary) string {
 }
 
 // showSession prints one session in full (see the command's help).
-func showSession(ctx context.Context, sessions *session.Sessions, s *session.SessionSummary, after, limit int, out io.Writer, instructions func(workflow, state string) string) error {
+func showSession(ctx context.Context, sessions *session.Sessions, s *session.SessionSummary, after, limit int, out io.Writer, pr parkReader) error {
 	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
@@ -251,7 +247,7 @@ func showSession(ctx context.Context, sessions *session.Sessions, s *session.Ses
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	showPark(ctx, sessions, s, out, instructions)
+	showPark(ctx, s, out, pr)
 	fmt.Fprintln(out, "variables")
 	if len(s.Variables) == 0 {
 		fmt.Fprintln(out, "  none set")
@@ -307,8 +303,8 @@ func showSession(ctx context.Context, sessions *session.Sessions, s *session.Ses
 }
 
 // showPark prints a parked session's pending park: its choices and how to answer, and the
-// content of its evidence files.
-func showPark(ctx context.Context, sessions *session.Sessions, s *session.SessionSummary, out io.Writer, instructions func(workflow, state string) string) {
+// content of its evidence files (decider.go).
+func showPark(ctx context.Context, s *session.SessionSummary, out io.Writer, pr parkReader) {
 	p := s.Pending
 	if p == nil {
 		return
@@ -319,53 +315,12 @@ func showPark(ctx context.Context, sessions *session.Sessions, s *session.Sessio
 		where, workflow := d.State, s.Workflow
 		if dp := innermost(s.Delegation); dp != nil {
 			where += " of sub-workflow " + dp.Workflow + " (" + dp.SessionID + ")"
-			workflow = dp.Workflow
 		}
 		fmt.Fprintf(out, "awaiting a decision in %s (park %s)\n", where, p.ParkID)
-		if d.Title != "" {
-			fmt.Fprintf(out, "  %s\n", clean(d.Title))
-		}
-		if in := instructions(workflow, d.State); in != "" {
-			fmt.Fprintf(out, "  instructions: %s\n", clean(oneLine(in, 400)))
-		}
-		if len(d.Approvers) > 0 {
-			fmt.Fprintf(out, "  approvers: %s\n", strings.Join(d.Approvers, ", "))
-		}
-		for _, t := range d.Transitions {
-			line := "  → " + t.To
-			if t.Type != "" && t.Type != "none" {
-				line += " [" + t.Type + "]"
-			}
-			if t.Description != "" {
-				line += " — " + clean(oneLine(t.Description, 160))
-			}
-			fmt.Fprintln(out, line)
-		}
+		workflow, owner := decisionWorkflowAndOwner(s.SessionID, workflow, s.Delegation)
+		writeChoices(out, "  ", d, workflow, pr)
 		fmt.Fprintf(out, "  decide: archmax decide %s --to <state> [--comment TEXT]; answer without deciding: archmax reply %s <message…>\n", s.SessionID, s.SessionID)
-		evidenceOwner := s.SessionID
-		if dp := innermost(s.Delegation); dp != nil {
-			evidenceOwner = dp.SessionID
-		}
-		for _, path := range d.Evidence {
-			fmt.Fprintf(out, "  evidence %s\n", path)
-			data, err := sessions.File(ctx, evidenceOwner, path)
-			if err != nil {
-				fmt.Fprintln(out, "    (not present)")
-				continue
-			}
-			if !printable(data) {
-				fmt.Fprintf(out, "    (binary, %d bytes: read it from the session's files)\n", len(data))
-				continue
-			}
-			lines := strings.Split(strings.TrimRight(clean(string(data)), "\n"), "\n")
-			for i, l := range lines {
-				if i == evidenceLines {
-					fmt.Fprintf(out, "    … %d more lines\n", len(lines)-i)
-					break
-				}
-				fmt.Fprintf(out, "    %s\n", l)
-			}
-		}
+		writeEvidence(ctx, out, "  ", d, owner, pr)
 	case p.Input != nil:
 		fmt.Fprintf(out, "awaiting input in %s (park %s)\n", p.Input.State, p.ParkID)
 		fmt.Fprintf(out, "  waiting for: %s\n", clean(p.Input.Reason))
@@ -373,27 +328,6 @@ func showPark(ctx context.Context, sessions *session.Sessions, s *session.Sessio
 			fmt.Fprintf(out, "  due: %s\n", p.Input.ResumeAt)
 		}
 		fmt.Fprintf(out, "  resume: archmax deliver %s --trigger <id> [--variables JSON]\n", s.SessionID)
-	}
-}
-
-// stateInstructions reads a state's instructions from the workspace's workflow.yaml, for the
-// person deciding a park; "" when the workspace does not hold the workflow (the session may
-// come from elsewhere) or it does not load.
-func stateInstructions(workspace string) func(workflow, state string) string {
-	return func(workflow, state string) string {
-		if !spec.IsSlug(workflow) {
-			return ""
-		}
-		file := "workflows/" + workflow + "/workflow.yaml"
-		src, err := os.ReadFile(filepath.Join(workspace, filepath.FromSlash(file)))
-		if err != nil {
-			return ""
-		}
-		sp, err := spec.Load(workflow, file, src)
-		if err != nil || sp.State(state) == nil {
-			return ""
-		}
-		return strings.TrimSpace(sp.State(state).Instructions)
 	}
 }
 
