@@ -1096,6 +1096,9 @@ func TestReadWorkspace(t *testing.T) {
 		"a broken file":   {map[string]string{hostconfig.File: "tools: {}\n"}, "'tools' must be a list"},
 		"a local mount":   {map[string]string{hostconfig.File: "mounts:\n  - { name: contracts, dir: c }\n"}, "mount 'contracts' has no s3 location"},
 		"a reserved name": {map[string]string{hostconfig.File: "tools:\n  - { name: read_file, description: d, input: { type: object }, lambda: { function: f } }\n"}, "tool 'read_file' cannot be declared"},
+		// what the http kind would refuse at run time, the synth refuses first
+		"a credential header": {map[string]string{hostconfig.File: "tools:\n  - { name: t, description: d, input: { type: object }, http: { method: GET, url: 'https://api.example.com/x', headers: { Authorization: 'Bearer x' } } }\n"},
+			"archmax.host.yaml:2:123: header 'Authorization' carries credentials, which are never written in the host file [tools.0.http.headers.Authorization]"},
 	} {
 		dir := t.TempDir()
 		write(dir, c.files)

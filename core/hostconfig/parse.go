@@ -3,6 +3,7 @@ package hostconfig
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -13,8 +14,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/yamltree"
@@ -101,6 +100,42 @@ func (p *parser) add(code, field string, line, col int, format string, args ...a
 
 func (p *parser) at(code, field string, n *node, format string, args ...any) {
 	p.add(code, field, n.Line, n.Col, format, args...)
+}
+
+// hinted is at with a hint of its own (what this finding's fix is, beyond its code's).
+func (p *parser) hinted(code, hint, field string, n *node, format string, args ...any) {
+	p.at(code, field, n, format, args...)
+	if hint != "" {
+		p.diags[len(p.diags)-1].Hint = hint
+	}
+}
+
+// problem reports a shared check's Problem (checks.go) found in the block n at field,
+// located at what its Field names below n — a header at its name, a value at itself, a
+// missing key at its mapping.
+func (p *parser) problem(pr *Problem, n *node, field string) {
+	at, f := n, field
+	if pr.Field != "" {
+		f = join(field, pr.Field)
+	}
+	if name, ok := strings.CutPrefix(pr.Field, "headers."); ok {
+		if hs := n.Get("headers"); hs != nil && hs.Kind == yamltree.Map {
+			if e := hs.Entry(name); e != nil {
+				p.hinted(pr.Code, pr.Hint, f, &node{Line: e.Line, Col: e.Col}, "%s", pr.Message)
+				return
+			}
+			at = hs
+		}
+	} else if pr.Field != "" {
+		for _, seg := range strings.Split(pr.Field, ".") {
+			next := at.Get(seg)
+			if at.Kind != yamltree.Map || next == nil {
+				break
+			}
+			at = next
+		}
+	}
+	p.hinted(pr.Code, pr.Hint, f, at, "%s", pr.Message)
 }
 
 func join(path, key string) string  { return yamltree.Join(path, key) }
@@ -386,7 +421,7 @@ func (p *parser) inputSchema(n *node, field string) json.RawMessage {
 		return nil
 	}
 	if err := compileSchema(raw); err != nil {
-		p.at(CodeInputSchema, field, n, "'%s' is not a JSON Schema that compiles: %s", field, oneLine(err.Error()))
+		p.schemaRefused(err, n, field)
 		return nil
 	}
 	return raw
@@ -394,29 +429,6 @@ func (p *parser) inputSchema(n *node, field string) json.RawMessage {
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// compileSchema compiles a schema with no loader: a $ref must stay inside the document.
-func compileSchema(raw []byte) error {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	const id = "urn:archmax:tool-input"
-	if err := c.AddResource(id, doc); err != nil {
-		return err
-	}
-	_, err = c.Compile(id)
-	return err
-}
-
-type noLoader struct{}
-
-func (noLoader) Load(u string) (any, error) {
-	return nil, fmt.Errorf("a $ref to %s: an input schema refers only to itself", u)
 }
 
 // schemaProperties returns the top-level properties of a schema, by name.
@@ -591,37 +603,34 @@ func functionQualified(f string) bool {
 
 var httpMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 
-// headerToken is RFC 9110's token: a header name.
-var headerToken = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-
-// fixedHeaders are headers a declaration may not set: the transport's own.
-var fixedHeaders = []string{"host", "content-length", "transfer-encoding", "connection", "te", "trailer", "upgrade", "keep-alive", "proxy-connection", "idempotency-key"}
-
 func (p *parser) http(n *node, field string) *HTTPTool {
 	h := &HTTPTool{}
 	var bodyNode *node
+	var headers []Header
 	if !p.strict(n, field, httpKeys, func(e *yamltree.Entry, f string) {
 		switch e.Key {
 		case "method":
+			if e.Val.Kind == yamltree.String {
+				h.Method = e.Val.Str // kept when refused: the best-effort reading is the file's
+			}
 			if e.Val.Kind != yamltree.String || !slices.Contains(httpMethods, e.Val.Str) {
 				p.at(CodeHTTP, f, e.Val, "'%s' is one of %s", f, strings.Join(httpMethods, ", "))
-				return
 			}
-			h.Method = e.Val.Str
 		case "url":
 			if s, ok := p.str(e.Val, f); ok {
 				h.URL = s
 				p.urlTemplate(s, e.Val, f)
 			}
 		case "headers":
-			h.Headers = p.headers(e.Val, f)
+			h.Headers, headers = p.headers(e.Val, f)
 		case "body":
 			bodyNode = e.Val
+			if e.Val.Kind == yamltree.String {
+				h.Body = e.Val.Str
+			}
 			if e.Val.Kind != yamltree.String || (e.Val.Str != "json" && e.Val.Str != "none") {
 				p.at(CodeHTTP, f, e.Val, "'%s' is json (the arguments the URL does not use, as a JSON object) or none", f)
-				return
 			}
-			h.Body = e.Val.Str
 		case "auth":
 			h.Auth = p.auth(e.Val, f)
 		case "maxResponseBytes":
@@ -639,36 +648,30 @@ func (p *parser) http(n *node, field string) *HTTPTool {
 	case h.Body == "json" && (h.Method == "GET" || h.Method == "DELETE"):
 		p.at(CodeHTTP, join(field, "body"), bodyNode, "a %s request sends no body: leave 'body' out (or say none) and put the arguments in the URL", h.Method)
 	}
-	if h.Auth != nil && h.Auth.Header != "" {
-		for name := range h.Headers {
-			if strings.EqualFold(name, h.Auth.Header) {
-				p.at(CodeHTTP, join(field, "headers"), n.Get("headers"), "header '%s' is set by 'auth'; do not set it in 'headers' too", name)
-			}
-		}
+	for _, pr := range HeaderProblems(headers, h.Auth) {
+		p.problem(pr, n, field)
 	}
 	return h
 }
 
-func (p *parser) headers(n *node, field string) map[string]string {
+// headers reads the fixed headers (every string value kept, in the map and in file order:
+// what they may be is HeaderProblems', checked once auth is read).
+func (p *parser) headers(n *node, field string) (map[string]string, []Header) {
 	if n.Kind != yamltree.Map {
 		p.at(CodeType, field, n, "'%s' must be a mapping of header name to value", field)
-		return nil
+		return nil, nil
 	}
 	out := map[string]string{}
+	var list []Header
 	for _, e := range n.Entries {
-		f := join(field, e.Key)
-		switch {
-		case !headerToken.MatchString(e.Key):
-			p.add(CodeHTTP, f, e.Line, e.Col, "'%s' is not a header name", e.Key)
-		case slices.Contains(fixedHeaders, strings.ToLower(e.Key)):
-			p.add(CodeHTTP, f, e.Line, e.Col, "header '%s' is set by the transport (or the idempotency key every call carries), not by the host file", e.Key)
-		case e.Val.Kind != yamltree.String || strings.ContainsAny(e.Val.Str, "\r\n\x00"):
-			p.at(CodeHTTP, f, e.Val, "header '%s' takes a one-line string value", e.Key)
-		default:
-			out[e.Key] = e.Val.Str
+		if e.Val.Kind != yamltree.String {
+			p.hinted(CodeHTTP, hintHeaderType, join(field, e.Key), e.Val, "header '%s' takes a one-line string value", e.Key)
+			continue
 		}
+		out[e.Key] = e.Val.Str
+		list = append(list, Header{e.Key, e.Val.Str})
 	}
-	return out
+	return out, list
 }
 
 // loopback reports whether host names this machine (http:// is taken only there, for local
@@ -698,38 +701,52 @@ type URLPart struct{ Literal, Arg string }
 // URLQuery is one query pair: a literal key and a literal value or an Arg.
 type URLQuery struct{ Key, Literal, Arg string }
 
-// SplitURL splits an http tool's URL template (ParseURL's checks assumed: Parse refuses a
-// template it cannot split).
+// SplitURL splits an http tool's URL template, or refuses it with a *URLError saying what
+// to do instead: absolute; https (http only to a loopback host); a fixed, plain host;
+// printable ASCII only; no fragment; placeholders only as whole path segments or whole
+// query values; no literal segment that is or decodes to a dot segment or holds '/', '\'
+// or a control character. The parser and the http kind split with it (an mcp URL too,
+// which has no placeholders).
 func SplitURL(template string) (URLParts, error) {
 	var parts URLParts
+	if strings.ContainsFunc(template, func(r rune) bool { return r <= ' ' || r == 0x7f || r > 0x7e }) {
+		return parts, urlErr(hintURLChars, "it has spaces, control or non-ASCII characters")
+	}
 	if strings.ContainsAny(template, "#") {
-		return parts, fmt.Errorf("a URL template has no fragment ('#')")
+		return parts, urlErr(hintURLFragment, "a URL template has no fragment ('#')")
 	}
 	scheme, rest, ok := strings.Cut(template, "://")
 	if !ok {
-		return parts, fmt.Errorf("it is not an absolute URL (https://host/path)")
+		return parts, urlErr(hintURLAbsolute, "it is not an absolute URL (https://host/path)")
 	}
 	if scheme != "https" && scheme != "http" {
-		return parts, fmt.Errorf("its scheme is %q: a tool's URL is https", scheme)
+		return parts, urlErr(hintURLScheme, "its scheme is %q: a tool's URL is https", scheme)
 	}
 	authority, pathQuery := rest, ""
 	if i := strings.IndexAny(rest, "/?"); i >= 0 {
 		authority, pathQuery = rest[:i], rest[i:]
 	}
-	if authority == "" || strings.ContainsAny(authority, "@{}%\\") {
-		return parts, fmt.Errorf("its host %q is not fixed: no user info, placeholder or escape in scheme://host[:port]", authority)
+	switch {
+	case authority == "":
+		return parts, urlErr(hintURLNoHost, "it has no host: scheme://host[:port] comes first")
+	case strings.Contains(authority, "@"):
+		return parts, urlErr(hintURLUserInfo, "its host %q is not fixed: no user info in scheme://host[:port]", authority)
+	case strings.ContainsAny(authority, "{}"):
+		return parts, urlErr(hintURLHostArg, "its host %q is not fixed: no placeholder in scheme://host[:port]", authority)
+	case strings.ContainsAny(authority, "%\\"):
+		return parts, urlErr(hintURLHostEscape, "its host %q is not fixed: no escape or '\\' in scheme://host[:port]", authority)
 	}
 	u, err := url.Parse(scheme + "://" + authority)
 	if err != nil || u.Hostname() == "" {
-		return parts, fmt.Errorf("its host %q is not a host name", authority)
+		return parts, urlErr(hintURLHost, "its host %q is not a host name", authority)
 	}
 	if port := u.Port(); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return parts, fmt.Errorf("its port %q is not a port", port)
+			return parts, urlErr(hintURLPort, "its port %q is not a port", port)
 		}
 	}
 	if scheme == "http" && !loopback(u.Hostname()) {
-		return parts, fmt.Errorf("it is http:// to %s: a tool's URL is https (http:// only to localhost or a loopback address, for local tests)", u.Hostname())
+		return parts, urlErr(hintURLPlain, "it is http:// to %s: a tool's URL is https (http:// only to localhost or a loopback address, for local tests)", u.Hostname())
 	}
 	parts.Origin = scheme + "://" + strings.ToLower(authority)
 	pathPart, query, hasQuery := strings.Cut(pathQuery, "?")
@@ -740,13 +757,22 @@ func SplitURL(template string) (URLParts, error) {
 				continue
 			}
 			if strings.ContainsAny(seg, "{}") {
-				return parts, fmt.Errorf("path segment %q: a placeholder fills a whole path segment ('/{id}/'), never part of one", seg)
+				return parts, urlErr(hintURLSegmentArg, "path segment %q: a placeholder fills a whole path segment ('/{id}/'), never part of one", seg)
 			}
 			if seg == "." || seg == ".." || strings.EqualFold(seg, "%2e") || strings.EqualFold(seg, "%2e%2e") {
-				return parts, fmt.Errorf("path segment %q: no dot segments", seg)
+				return parts, urlErr(hintURLDotSegment, "path segment %q: no dot segments", seg)
 			}
-			if _, err := url.PathUnescape(seg); err != nil || strings.ContainsAny(seg, " \t\r\n\x00") {
-				return parts, fmt.Errorf("path segment %q is not valid in a URL", seg)
+			if _, err := url.PathUnescape(seg); err != nil {
+				return parts, urlErr(hintURLSegment, "path segment %q is not valid in a URL (a '%%' starts an escape %%XX)", seg)
+			}
+			if seg != "" {
+				if why := SegmentProblem(seg); why != "" {
+					hint := hintURLSegment
+					if strings.Contains(why, "dot segment") {
+						hint = hintURLDotSegment
+					}
+					return parts, urlErr(hint, "path segment %q: %s", seg, why)
+				}
 			}
 			parts.Path = append(parts.Path, URLPart{Literal: seg})
 		}
@@ -755,20 +781,20 @@ func SplitURL(template string) (URLParts, error) {
 		for _, pair := range strings.Split(query, "&") {
 			k, v, _ := strings.Cut(pair, "=")
 			if k == "" || strings.ContainsAny(k, "{}") {
-				return parts, fmt.Errorf("query pair %q: a query key is fixed and non-empty; a placeholder fills a whole value ('?q={term}')", pair)
+				return parts, urlErr(hintURLQueryKey, "query pair %q: a query key is fixed and non-empty; a placeholder fills a whole value ('?q={term}')", pair)
 			}
 			if _, err := url.QueryUnescape(k); err != nil {
-				return parts, fmt.Errorf("query key %q is not valid in a URL", k)
+				return parts, urlErr(hintURLQueryEscape, "query key %q is not valid in a URL (a '%%' starts an escape %%XX)", k)
 			}
 			if m := placeholder.FindStringSubmatch(v); m != nil {
 				parts.Query = append(parts.Query, URLQuery{Key: k, Arg: m[1]})
 				continue
 			}
 			if strings.ContainsAny(v, "{}") {
-				return parts, fmt.Errorf("query value %q: a placeholder fills a whole query value, never part of one", v)
+				return parts, urlErr(hintURLQueryValue, "query value %q: a placeholder fills a whole query value, never part of one", v)
 			}
-			if _, err := url.QueryUnescape(v); err != nil || strings.ContainsAny(v, " \t\r\n\x00") {
-				return parts, fmt.Errorf("query value %q is not valid in a URL", v)
+			if _, err := url.QueryUnescape(v); err != nil {
+				return parts, urlErr(hintURLQueryEscape, "query value %q is not valid in a URL (a '%%' starts an escape %%XX)", v)
 			}
 			parts.Query = append(parts.Query, URLQuery{Key: k, Literal: v})
 		}
@@ -795,16 +821,26 @@ func (u URLParts) Args() []string {
 func (p *parser) urlTemplate(s string, n *node, field string) {
 	parts, err := SplitURL(s)
 	if err != nil {
-		p.at(CodeURL, field, n, "URL %q is refused: %v", s, err)
+		p.urlRefused(s, err, n, field)
 		return
 	}
 	seen := map[string]bool{}
 	for _, a := range parts.Args() {
 		if seen[a] {
-			p.at(CodeURL, field, n, "URL %q uses the placeholder {%s} twice", s, a)
+			p.hinted(CodeURL, hintURLArgTwice, field, n, "URL %q uses the placeholder {%s} twice", s, a)
 		}
 		seen[a] = true
 	}
+}
+
+// urlRefused reports SplitURL's refusal with its own hint.
+func (p *parser) urlRefused(s string, err error, n *node, field string) {
+	hint := ""
+	var ue *URLError
+	if errors.As(err, &ue) {
+		hint = ue.Hint
+	}
+	p.hinted(CodeURL, hint, field, n, "URL %q is refused: %v", s, err)
 }
 
 // urlPlaceholders: every placeholder of an http tool's URL is a property of its input schema
@@ -822,7 +858,7 @@ func (p *parser) urlPlaceholders(n *node, field string, d ToolDecl) {
 	check := func(arg string, segment bool) {
 		raw, ok := props[arg]
 		if !ok {
-			p.at(CodeURL, urlField, at, "placeholder {%s} is not a property of the input schema (properties: %s)", arg, orNone(sortedKeys(props)))
+			p.hinted(CodeURL, hintURLArgUnknown, urlField, at, "placeholder {%s} is not a property of the input schema (properties: %s)", arg, orNone(sortedKeys(props)))
 			return
 		}
 		var prop struct {
@@ -842,16 +878,16 @@ func (p *parser) urlPlaceholders(n *node, field string, d ToolDecl) {
 		}
 		for _, t := range types {
 			if t == "object" || t == "array" || t == "null" {
-				p.at(CodeURL, urlField, at, "placeholder {%s} fills one URL segment or value: its property must be a string, number, integer or boolean, not %s", arg, t)
+				p.hinted(CodeURL, hintURLArgType, urlField, at, "placeholder {%s} fills one URL segment or value: its property must be a string, number, integer or boolean, not %s", arg, t)
 				return
 			}
 		}
 		if len(types) == 0 {
-			p.at(CodeURL, urlField, at, "placeholder {%s}: give its property a scalar type (string, number, integer or boolean)", arg)
+			p.hinted(CodeURL, hintURLArgUntyped, urlField, at, "placeholder {%s}: give its property a scalar type (string, number, integer or boolean)", arg)
 			return
 		}
 		if segment && !slices.Contains(required, arg) {
-			p.at(CodeURL, urlField, at, "placeholder {%s} fills a path segment, so the input schema must list it in 'required'", arg)
+			p.hinted(CodeURL, fmt.Sprintf(hintURLArgRequired, arg, arg), urlField, at, "placeholder {%s} fills a path segment, so the input schema must list it in 'required'", arg)
 		}
 	}
 	for _, s := range parts.Path {
@@ -873,10 +909,8 @@ func (p *parser) mcp(n *node, field string) *MCPServer {
 		case "url":
 			if s, ok := p.str(e.Val, f); ok {
 				m.URL = s
-				if parts, err := SplitURL(s); err != nil {
-					p.at(CodeURL, f, e.Val, "URL %q is refused: %v", s, err)
-				} else if len(parts.Args()) > 0 {
-					p.at(CodeURL, f, e.Val, "an MCP server's URL is fixed: no placeholders")
+				if pr := MCPURLProblem(s); pr != nil {
+					p.hinted(pr.Code, pr.Hint, f, e.Val, "%s", pr.Message)
 				}
 			}
 		case "auth":
@@ -1032,51 +1066,33 @@ func (p *parser) answer(n *node, field string) (LocalAnswer, bool) {
 // envName is a POSIX environment variable name.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// auth reads an auth block: the shapes of its values here, what they may be in
+// AuthProblems (checks.go, which the tool kinds run too) once the block reads cleanly.
 func (p *parser) auth(n *node, field string) *Auth {
 	a := &Auth{}
+	before := len(p.diags)
 	if !p.strict(n, field, authKeys, func(e *yamltree.Entry, f string) {
 		switch e.Key {
 		case "sigv4":
 			a.SigV4 = &SigV4{}
-			if !p.strict(e.Val, f, sigv4Keys, func(x *yamltree.Entry, fx string) {
+			p.strict(e.Val, f, sigv4Keys, func(x *yamltree.Entry, fx string) {
 				switch x.Key {
 				case "service":
-					if s, ok := p.str(x.Val, fx); ok {
-						if !regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`).MatchString(s) {
-							p.at(CodeAuth, fx, x.Val, "'%s' is not an AWS service's signing name (e.g. execute-api, bedrock-agentcore, lambda)", s)
-						}
-						a.SigV4.Service = s
-					}
+					a.SigV4.Service, _ = p.str(x.Val, fx)
 				case "region":
-					if s, ok := p.str(x.Val, fx); ok {
-						if !regexp.MustCompile(`^[a-z]{2}(-gov)?-[a-z]+-\d$`).MatchString(s) {
-							p.at(CodeAuth, fx, x.Val, "'%s' is not an AWS region (e.g. eu-west-1)", s)
-						}
-						a.SigV4.Region = s
-					}
+					a.SigV4.Region, _ = p.str(x.Val, fx)
 				}
-			}) {
-				return
-			}
-			p.required(e.Val, f, "service")
+			})
 		case "header":
-			if s, ok := p.str(e.Val, f); ok {
-				if !headerToken.MatchString(s) || slices.Contains(fixedHeaders, strings.ToLower(s)) {
-					p.at(CodeAuth, f, e.Val, "'%s' is not a header a secret can go in", s)
-				}
-				a.Header = s
-			}
+			a.Header, _ = p.str(e.Val, f)
 		case "prefix":
-			if e.Val.Kind != yamltree.String || strings.ContainsAny(e.Val.Str, "\r\n\x00") {
-				p.at(CodeAuth, f, e.Val, "'%s' is a one-line string put before the secret (e.g. \"Bearer \")", f)
+			if e.Val.Kind != yamltree.String {
+				p.hinted(CodeAuth, hintAuthPrefix, f, e.Val, "'%s' is a one-line string put before the secret (e.g. \"Bearer \")", f)
 				return
 			}
 			a.Prefix = e.Val.Str
 		case "secret":
 			a.Secret, _ = p.str(e.Val, f)
-			if strings.ContainsAny(a.Secret, " \t\r\n") {
-				p.at(CodeAuth, f, e.Val, "'%s' names a Secrets Manager secret (its name or ARN), never the secret itself", f)
-			}
 		case "secretKey":
 			a.SecretKey, _ = p.str(e.Val, f)
 		case "env":
@@ -1087,19 +1103,11 @@ func (p *parser) auth(n *node, field string) *Auth {
 				a.Env = s
 			}
 		}
-	}) {
+	}) || len(p.diags) > before {
 		return a
 	}
-	switch {
-	case a.SigV4 != nil && (a.Header != "" || a.Secret != "" || a.Env != "" || a.Prefix != "" || a.SecretKey != ""):
-		p.at(CodeAuth, field, n, "an auth block is either 'sigv4' or a header with a secret ('header', 'secret' or 'env'), not both")
-	case a.SigV4 != nil:
-	case a.Header == "":
-		p.at(CodeAuth, field, n, "an auth block is 'sigv4: { service }' or 'header' with 'secret' (a Secrets Manager secret) or 'env' (an environment variable, for local runs)")
-	case (a.Secret == "") == (a.Env == ""):
-		p.at(CodeAuth, field, n, "a header's value comes from exactly one of 'secret' (Secrets Manager) and 'env' (an environment variable)")
-	case a.SecretKey != "" && a.Secret == "":
-		p.at(CodeAuth, join(field, "secretKey"), n.Get("secretKey"), "'secretKey' picks a key of a JSON secret: it goes with 'secret'")
+	for _, pr := range AuthProblems(a) {
+		p.problem(pr, n, field)
 	}
 	return a
 }
@@ -1397,26 +1405,4 @@ func (p *parser) mountNames(cfg *Config) {
 			}
 		}
 	}
-}
-
-// hints are the fix hints of the codes.
-var hints = map[string]string{
-	CodeYAML:          "make the file one YAML mapping (version, tools, policyRules, mounts)",
-	CodeUnknownKey:    "remove the key, or check its spelling against docs/schema/host.schema.json",
-	CodeType:          "give the value the shape docs/schema/host.schema.json describes",
-	CodeRequired:      "add the key",
-	CodeVersion:       "write 'version: 1' or leave it out",
-	CodeKind:          "give the entry exactly one of 'lambda: { function }', 'http: { method, url }' or 'mcp: { url, expose }'",
-	CodeToolName:      "use 1 to 64 of a-z, A-Z, 0-9, '_' and '-' (an MCP tool can be renamed with 'as')",
-	CodeToolReserved:  "rename the tool: built-in, control and delegation names belong to the runtime",
-	CodeToolDuplicate: "rename one of the tools (an MCP server's with 'prefix' or 'as')",
-	CodeInputSchema:   "write the tool's input as a JSON Schema object: { type: object, properties: { … }, required: [ … ] }",
-	CodePathArgument:  "declare only arguments of the input schema, each once, with an access of read, list, search, write, remove or execute",
-	CodeLambda:        "name the function by its name or ARN, and a version or alias in 'qualifier'",
-	CodeURL:           "fix scheme and host in the file (https), and put {arg} placeholders only as whole path segments or query values, each a scalar property of the input schema",
-	CodeHTTP:          "use GET, POST, PUT, PATCH or DELETE, body json or none, and headers the transport does not own",
-	CodeAuth:          "use 'sigv4: { service, region? }', or 'header' with one of 'secret' (Secrets Manager) and 'env'",
-	CodeRule:          "see the policyRules section of docs/schema/host.schema.json",
-	CodeMount:         "name the mount outside the reserved roots, and serve it from s3://bucket/prefix/ or a directory",
-	CodeLocal:         "give a stand-in 'answers: [{ whenInput?, result | error }]' (an exposed MCP tool's also 'description' and 'input'), on the lambda or http tool or on each exposed tool",
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/archmax-ai/archmax/core/hostconfig"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -33,20 +35,14 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("Error: '%s' did not answer within %s; it may or may not have acted. Calling it again is safe only if it is idempotent.", e.Tool, e.After)
 }
 
-// compileSchema compiles a tool's input schema (a JSON Schema object).
+// compileSchema compiles a tool's input schema (a JSON Schema object) as the parser does
+// (hostconfig.CompileSchema: no loader, so a schema — an MCP server's too — never makes the
+// runtime read a URL or a file).
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	if len(raw) == 0 {
 		raw = json.RawMessage(`{"type":"object"}`)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("tool.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("tool.json")
+	return hostconfig.CompileSchema(raw)
 }
 
 // jsonValue is v as the schema library reads JSON (numbers as json.Number-compatible

@@ -11,6 +11,7 @@ package hosttool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -45,13 +46,19 @@ func Build(ctx context.Context, cfg *hostconfig.Config, kinds map[string]Builder
 		return nil, nil
 	}
 	var out []session.HostTool
-	for _, d := range cfg.Tools {
+	for i, d := range cfg.Tools {
 		b := kinds[d.Kind]
 		if b == nil {
 			return nil, fmt.Errorf("%s:%d: tool '%s': kind %q is not available in this host", hostconfig.File, d.Line, d.Name, d.Kind)
 		}
 		tools, err := b(ctx, d, deps)
-		if err != nil {
+		var p *hostconfig.Problem
+		switch {
+		case errors.As(err, &p):
+			// a static refusal the parser makes too (a declaration that did not come
+			// through Load): located and hinted as `archmax validate` reports it
+			return nil, &BuildError{Tool: d.Name, Line: d.Line, Column: d.Column, Field: fmt.Sprintf("tools.%d.%s", i, p.Field), Problem: p}
+		case err != nil:
 			return nil, fmt.Errorf("%s:%d: tool '%s': %w", hostconfig.File, d.Line, d.Name, err)
 		}
 		for _, t := range tools {
@@ -64,6 +71,21 @@ func Build(ctx context.Context, cfg *hostconfig.Config, kinds map[string]Builder
 	}
 	return out, nil
 }
+
+// BuildError is a declaration a kind refuses for a static reason (a *hostconfig.Problem):
+// the entry's position, the field's path and the problem's hint, as the parser says it.
+type BuildError struct {
+	Tool         string
+	Line, Column int
+	Field        string
+	Problem      *hostconfig.Problem
+}
+
+func (e *BuildError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: tool '%s': %s [%s] (hint: %s)", hostconfig.File, e.Line, e.Column, e.Tool, e.Problem.Message, e.Field, e.Problem.Hint)
+}
+
+func (e *BuildError) Unwrap() error { return e.Problem }
 
 // wrap gives a kind's tool what every host tool shares: its arguments checked against its
 // input schema before the kind's handler runs — a mismatch is answered as an error result

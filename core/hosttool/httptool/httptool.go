@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -36,7 +37,7 @@ import (
 )
 
 // IdempotencyHeader carries the call's idempotency key, <session>/<turn>/<toolUseId>.
-const IdempotencyHeader = "Idempotency-Key"
+const IdempotencyHeader = hostconfig.IdempotencyHeader
 
 // MaxRedirects bounds the same-host redirects one call follows.
 const MaxRedirects = 5
@@ -48,11 +49,6 @@ const quoteLimit = 2000
 const maxHeaderBytes = 64 << 10
 
 var methods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
-
-// reserved are headers a declaration may not fix: the transport's, the idempotency key,
-// and credentials (secrets are never in the host file: use auth).
-var reserved = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection", "Upgrade", "Te", "Trailer",
-	"Keep-Alive", "Proxy-Connection", IdempotencyHeader, "Authorization", "Proxy-Authorization", "Cookie"}
 
 // New is the hosttool.Builder of the http kind.
 func New(_ context.Context, decl hostconfig.ToolDecl, deps hosttool.Deps) ([]session.HostTool, error) {
@@ -98,51 +94,30 @@ func New(_ context.Context, decl hostconfig.ToolDecl, deps hosttool.Deps) ([]ses
 	if t.maxBytes <= 0 {
 		t.maxBytes = hostconfig.DefaultMaxResponseBytes
 	}
-	for name, value := range h.Headers {
-		if !validName(name) {
-			return nil, fmt.Errorf("header %q is not a header name", name)
-		}
-		canon := textproto.CanonicalMIMEHeaderKey(name)
-		if slices.Contains(reserved, canon) {
-			return nil, fmt.Errorf("header %q cannot be fixed in the host file (the transport, the idempotency key or credentials: use auth for credentials)", name)
-		}
-		if a := h.Auth; a != nil && a.Header != "" && strings.EqualFold(a.Header, name) {
-			return nil, fmt.Errorf("header %q is also auth's header", name)
-		}
-		if a := h.Auth; a != nil && a.SigV4 != nil && strings.HasPrefix(canon, "X-Amz-") {
-			return nil, fmt.Errorf("header %q is the SigV4 signer's", name)
-		}
-		if problem := valueProblem(value); problem != "" {
-			return nil, fmt.Errorf("header %q: its value %s", name, problem)
-		}
-		t.headers.Set(canon, value)
+	// The file's static refusals are the parser's own checks (hostconfig.HeaderProblems,
+	// AuthProblems), so a file `archmax validate` passes builds here.
+	names := slices.Sorted(maps.Keys(h.Headers))
+	fixed := make([]hostconfig.Header, 0, len(names))
+	for _, name := range names {
+		fixed = append(fixed, hostconfig.Header{Name: name, Value: h.Headers[name]})
+	}
+	if ps := hostconfig.HeaderProblems(fixed, h.Auth); len(ps) > 0 {
+		return nil, in(ps[0])
+	}
+	if ps := hostconfig.AuthProblems(h.Auth); len(ps) > 0 {
+		q := in(ps[0])
+		q.Field = hostconfig.KindHTTP + ".auth" + strings.TrimSuffix("."+ps[0].Field, ".")
+		return nil, q
+	}
+	for _, f := range fixed {
+		t.headers.Set(textproto.CanonicalMIMEHeaderKey(f.Name), f.Value)
 	}
 	if a := h.Auth; a != nil {
 		switch {
-		case a.SigV4 != nil && a.Header != "":
-			return nil, errors.New("auth is either sigv4 or a header, not both")
-		case a.SigV4 != nil:
-			if a.SigV4.Service == "" {
-				return nil, errors.New("auth.sigv4 needs a service (e.g. execute-api)")
-			}
-			if deps.Sign == nil {
-				return nil, errors.New("auth.sigv4 needs AWS credentials (Deps.Sign), and this host has none")
-			}
-		case a.Header != "":
-			if !validName(a.Header) || slices.Contains([]string{"Host", "Content-Length", "Transfer-Encoding", "Connection", IdempotencyHeader}, textproto.CanonicalMIMEHeaderKey(a.Header)) {
-				return nil, fmt.Errorf("auth.header %q cannot carry a secret", a.Header)
-			}
-			if (a.Secret == "") == (a.Env == "") {
-				return nil, errors.New("auth.header needs exactly one of secret (Secrets Manager) and env")
-			}
-			if valueProblem(a.Prefix) != "" {
-				return nil, errors.New("auth.prefix has control characters")
-			}
-			if deps.Secret == nil {
-				return nil, errors.New("auth.header needs a secret resolver (Deps.Secret), and this host has none")
-			}
-		default:
-			return nil, errors.New("auth names neither sigv4 nor a header")
+		case a.SigV4 != nil && deps.Sign == nil:
+			return nil, errors.New("auth.sigv4 needs AWS credentials (Deps.Sign), and this host has none")
+		case a.Header != "" && deps.Secret == nil:
+			return nil, errors.New("auth.header needs a secret resolver (Deps.Secret), and this host has none")
 		}
 	}
 	t.client = client(deps.HTTP)
@@ -199,7 +174,7 @@ func (t *tool) call(ctx context.Context, c session.HostCall) (string, error) {
 	}
 	req.Header.Set("User-Agent", "archmax-host-tool")
 	if c.IdempotencyKey != "" {
-		if problem := valueProblem(c.IdempotencyKey); problem != "" {
+		if problem := hostconfig.HeaderValueProblem(c.IdempotencyKey); problem != "" {
 			return "", fmt.Errorf("Error: the idempotency key of this call %s, so it cannot be a header; nothing was sent.", problem)
 		}
 		req.Header.Set(IdempotencyHeader, c.IdempotencyKey)
@@ -215,7 +190,7 @@ func (t *tool) call(ctx context.Context, c session.HostCall) (string, error) {
 		if secret == "" {
 			return "", fmt.Errorf("Error: the credentials of '%s' are empty; nothing was sent.", t.name)
 		}
-		if problem := valueProblem(a.Prefix + secret); problem != "" {
+		if problem := hostconfig.HeaderValueProblem(a.Prefix + secret); problem != "" {
 			return "", fmt.Errorf("Error: the credentials of '%s' cannot be a header value (the secret %s); nothing was sent.", t.name, problem)
 		}
 		req.Header.Set(a.Header, a.Prefix+secret)
@@ -274,6 +249,13 @@ func (t *tool) call(ctx context.Context, c session.HostCall) (string, error) {
 	return hosttool.FitResult(ctx, c, redact(string(data), secret), t.maxChars), nil
 }
 
+// in is a Problem of the http block as the declaration's: its field below the tool entry.
+func in(p *hostconfig.Problem) *hostconfig.Problem {
+	q := *p
+	q.Field = hostconfig.KindHTTP + "." + q.Field
+	return &q
+}
+
 // properties are the property names of an input schema (nil when it declares none).
 func properties(schema json.RawMessage) (map[string]bool, error) {
 	var s struct {
@@ -327,34 +309,6 @@ var defaultTransport = sync.OnceValue(func() http.RoundTripper {
 	tr.MaxResponseHeaderBytes = maxHeaderBytes
 	return tr
 })
-
-// validName reports whether s is an HTTP header name (an RFC 9110 token).
-func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// valueProblem says why s cannot be a header value (CR, LF, NUL or another control
-// character; a tab is allowed), or "".
-func valueProblem(s string) string {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\r' || c == '\n':
-			return "has a line break (CR or LF)"
-		case c < ' ' && c != '\t' || c == 0x7f:
-			return "has a control character"
-		}
-	}
-	return ""
-}
 
 // textOf is data as text for a quote: invalid UTF-8 replaced.
 func textOf(data []byte) string { return strings.ToValidUTF8(string(data), "\uFFFD") }

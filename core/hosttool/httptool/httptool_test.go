@@ -325,19 +325,19 @@ func TestBuildRefusals(t *testing.T) {
 		"method":         {func(h *hostconfig.HTTPTool) { h.Method = "TRACE" }, "is not one of"},
 		"get body":       {func(h *hostconfig.HTTPTool) { h.Body = "json" }, "a GET has no body"},
 		"body kind":      {func(h *hostconfig.HTTPTool) { h.Method, h.Body = "POST", "xml" }, "not json or none"},
-		"authorization":  {func(h *hostconfig.HTTPTool) { h.Headers = map[string]string{"authorization": "Bearer x"} }, "use auth for credentials"},
-		"host header":    {func(h *hostconfig.HTTPTool) { h.Headers = map[string]string{"Host": "evil.example"} }, "cannot be fixed"},
-		"idempotency":    {func(h *hostconfig.HTTPTool) { h.Headers = map[string]string{"Idempotency-Key": "x"} }, "cannot be fixed"},
+		"authorization":  {func(h *hostconfig.HTTPTool) { h.Headers = map[string]string{"authorization": "Bearer x"} }, "carries credentials, which are never written in the host file"},
+		"host header":    {func(h *hostconfig.HTTPTool) { h.Headers = map[string]string{"Host": "evil.example"} }, "set by the transport"},
+		"idempotency":    {func(h *hostconfig.HTTPTool) { h.Headers = map[string]string{"Idempotency-Key": "x"} }, "set by the transport"},
 		"crlf value":     {func(h *hostconfig.HTTPTool) { h.Headers = map[string]string{"X-A": "a\r\nX-B: b"} }, "line break"},
 		"bad name":       {func(h *hostconfig.HTTPTool) { h.Headers = map[string]string{"X A": "a"} }, "not a header name"},
-		"no auth kind":   {func(h *hostconfig.HTTPTool) { h.Auth = &hostconfig.Auth{} }, "neither sigv4 nor a header"},
-		"secret and env": {func(h *hostconfig.HTTPTool) { h.Auth = &hostconfig.Auth{Header: "X-K", Secret: "a", Env: "B"} }, "exactly one of secret"},
+		"no auth kind":   {func(h *hostconfig.HTTPTool) { h.Auth = &hostconfig.Auth{} }, "an auth block is 'sigv4: { service }' or 'header'"},
+		"secret and env": {func(h *hostconfig.HTTPTool) { h.Auth = &hostconfig.Auth{Header: "X-K", Secret: "a", Env: "B"} }, "exactly one of 'secret'"},
 		"auth dup header": {func(h *hostconfig.HTTPTool) {
 			h.Auth = &hostconfig.Auth{Header: "X-K", Env: "B"}
 			h.Headers = map[string]string{"x-k": "1"}
-		}, "also auth's header"},
-		"auth on host":     {func(h *hostconfig.HTTPTool) { h.Auth = &hostconfig.Auth{Header: "Host", Env: "B"} }, "cannot carry a secret"},
-		"sigv4 no service": {func(h *hostconfig.HTTPTool) { h.Auth = &hostconfig.Auth{SigV4: &hostconfig.SigV4{}} }, "needs a service"},
+		}, "is set by 'auth'"},
+		"auth on host":     {func(h *hostconfig.HTTPTool) { h.Auth = &hostconfig.Auth{Header: "Host", Env: "B"} }, "not a header a secret can go in"},
+		"sigv4 no service": {func(h *hostconfig.HTTPTool) { h.Auth = &hostconfig.Auth{SigV4: &hostconfig.SigV4{}} }, "'sigv4.service' is required"},
 		"http url":         {func(h *hostconfig.HTTPTool) { h.URL = "http://api.example.com/{id}" }, "http:// only to localhost"},
 	} {
 		d := base()

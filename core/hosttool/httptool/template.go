@@ -2,6 +2,7 @@ package httptool
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -40,11 +41,12 @@ type param struct {
 // ASCII, no literal segment that decodes to a dot segment, and — when properties is not
 // nil — every placeholder a property of the input schema.
 func parseTemplate(raw string, properties map[string]bool) (*template, error) {
-	if strings.ContainsFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f || r > 0x7e }) {
-		return nil, fmt.Errorf("url %q has spaces, control or non-ASCII characters; percent-encode them", raw)
-	}
 	parts, err := hostconfig.SplitURL(raw)
 	if err != nil {
+		var ue *hostconfig.URLError
+		if errors.As(err, &ue) {
+			return nil, &hostconfig.Problem{Code: hostconfig.CodeURL, Field: hostconfig.KindHTTP + ".url", Message: fmt.Sprintf("URL %q is refused: %s", raw, ue.Message), Hint: ue.Hint}
+		}
 		return nil, fmt.Errorf("url %q: %v", raw, err)
 	}
 	u, err := url.Parse(parts.Origin)
@@ -64,8 +66,6 @@ func parseTemplate(raw string, properties map[string]bool) (*template, error) {
 			if err := use(seg.Arg); err != nil {
 				return nil, err
 			}
-		} else if seg.Literal != "" && segmentProblem(seg.Literal) != "" {
-			return nil, fmt.Errorf("url %q: path segment %q is, or decodes to, a dot segment or a value with '/', '\\' or a control character", raw, seg.Literal)
 		}
 		t.path = append(t.path, part{literal: seg.Literal, arg: seg.Arg})
 	}
@@ -101,7 +101,7 @@ func (t *template) fill(tool string, args map[string]any) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("Error: '%s' needs the argument '%s' for its URL; nothing was sent. Call it again with '%s'.", tool, p.arg, p.arg)
 		}
-		if why := segmentProblem(v); why != "" {
+		if why := hostconfig.SegmentProblem(v); why != "" {
 			return "", fmt.Errorf("Error: the argument '%s' of '%s' cannot be a URL path segment: %s. A path argument is exactly one segment — no '/' or '\\', not '.' or '..', not empty, no control characters, and none of these percent-encoded either. Nothing was sent.", p.arg, tool, why)
 		}
 		b.WriteString(escape(v))
@@ -147,36 +147,6 @@ func scalar(tool, name string, args map[string]any) (string, bool, error) {
 		}
 	}
 	return "", false, fmt.Errorf("Error: the argument '%s' of '%s' goes in the URL and must be a string, number or boolean; nothing was sent.", name, tool)
-}
-
-// segmentProblem says why v cannot be one path segment, or "". It looks at v and at every
-// percent-decoding of it (a server or proxy may decode once more than it should).
-func segmentProblem(v string) string {
-	if v == "" {
-		return "it is empty"
-	}
-	for layer, s := 0, v; layer < 8; layer++ {
-		switch {
-		case s == "." || s == "..":
-			if layer == 0 {
-				return fmt.Sprintf("it is the dot segment %q", s)
-			}
-			return fmt.Sprintf("%q decodes to the dot segment %q", v, s)
-		case strings.ContainsAny(s, "/\\"):
-			if layer == 0 {
-				return "it contains '/' or '\\'"
-			}
-			return fmt.Sprintf("%q decodes to a value with '/' or '\\'", v)
-		case strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }):
-			return "it contains a control character"
-		}
-		d, err := url.PathUnescape(s)
-		if err != nil || d == s {
-			break
-		}
-		s = d
-	}
-	return ""
 }
 
 // escape percent-encodes every byte of s but RFC 3986's unreserved characters

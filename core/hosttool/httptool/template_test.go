@@ -23,7 +23,7 @@ func TestParseTemplate(t *testing.T) {
 	for url, want := range map[string]string{
 		"http://api.example.com/x":               "http:// only to localhost or a loopback address",
 		"https://user:pw@api.example.com/x":      "no user info",
-		"https://{id}.example.com/x":             "no user info, placeholder or escape",
+		"https://{id}.example.com/x":             "no placeholder in scheme://host[:port]",
 		"https://api.example.com/ord-{id}":       "a placeholder fills a whole path segment",
 		"https://api.example.com/x?q=a{q}":       "a placeholder fills a whole query value",
 		"https://api.example.com/x?{q}=1":        "a query key is fixed",
@@ -33,10 +33,10 @@ func TestParseTemplate(t *testing.T) {
 		"https://api.example.com/{nope}":         "{nope} is not a property",
 		"https://api.example.com/a b":            "spaces",
 		"https://api.example.com/%zz":            "is not valid in a URL",
-		"https://api.example.com/a/%2E./admin":   "decodes to, a dot segment",
-		"https://api.example.com/a/%252e%252e":   "decodes to, a dot segment",
+		"https://api.example.com/a/%2E./admin":   "decodes to the dot segment",
+		"https://api.example.com/a/%252e%252e":   "decodes to the dot segment",
 		"https://api.example.com:99999/":         "not a port",
-		"https://":                               "is not fixed",
+		"https://":                               "it has no host",
 	} {
 		_, err := parseTemplate(url, props)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -231,14 +231,15 @@ func newConn(srv hostconfig.MCPServer, deps hosttool.Deps) (*conn, error) {
 	}, nil
 }
 
-// checkURL: an absolute https URL (http only to a loopback host, for local servers).
+// checkURL: the parser's own check of the URL (hostconfig.MCPURLProblem: absolute, https —
+// http only to a loopback host, for local servers — a fixed host, no fragment, no
+// placeholder).
 func checkURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return fmt.Errorf("mcp server %q: the url must be an absolute https URL", raw)
-	}
-	if u.Scheme == "http" && !loopback(u.Hostname()) {
-		return fmt.Errorf("mcp server %s: the url must be https (plain http only to a loopback host)", raw)
+	if p := hostconfig.MCPURLProblem(raw); p != nil {
+		q := *p
+		q.Field = hostconfig.KindMCP + "." + p.Field
+		q.Message = fmt.Sprintf("mcp server %q: %s", raw, p.Message)
+		return &q
 	}
 	return nil
 }

@@ -381,7 +381,7 @@ func TestNamesAreCheckedOffline(t *testing.T) {
 		}
 	}
 	d := hostconfig.ToolDecl{Kind: "mcp", MCP: &hostconfig.MCPServer{URL: "http://mcp.example.com/mcp", Expose: expose("a")}}
-	if _, err := New(context.Background(), d, hosttool.Deps{}); err == nil || !strings.Contains(err.Error(), "must be https") {
+	if _, err := New(context.Background(), d, hosttool.Deps{}); err == nil || !strings.Contains(err.Error(), "a tool's URL is https") {
 		t.Errorf("plain http to a remote host: %v", err)
 	}
 	d = hostconfig.ToolDecl{Kind: "mcp", MCP: &hostconfig.MCPServer{URL: offline, Expose: expose("a", "a")}}

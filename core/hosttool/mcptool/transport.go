@@ -28,16 +28,17 @@ const maxHeaderBytes = 64 << 10
 // call, the closing DELETE — and bounds every response body.
 func httpClient(srv hostconfig.MCPServer, deps hosttool.Deps) (*http.Client, *authTransport, error) {
 	auth := srv.Auth
+	if ps := hostconfig.AuthProblems(auth); len(ps) > 0 {
+		// the parser's own check of the block: a file `archmax validate` passes builds here
+		p := *ps[0]
+		p.Field = hostconfig.KindMCP + ".auth" + strings.TrimSuffix("."+p.Field, ".")
+		return nil, nil, &p
+	}
 	if auth != nil {
 		switch {
-		case auth.SigV4 != nil && auth.Header != "":
-			return nil, nil, errors.New("auth sets both sigv4 and a header")
 		case auth.SigV4 != nil:
 			if deps.Sign == nil {
 				return nil, nil, errors.New("auth sigv4 needs AWS credentials (no signer in this host)")
-			}
-			if auth.SigV4.Service == "" {
-				return nil, nil, errors.New("auth sigv4 needs its service (bedrock-agentcore for an AgentCore Gateway)")
 			}
 		case auth.Header != "":
 			if deps.Secret == nil {
