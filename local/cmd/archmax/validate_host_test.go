@@ -86,7 +86,9 @@ tools:
 func TestValidateOnlineListsMCPServers(t *testing.T) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "crm", Version: "1"}, nil)
 	server.AddTool(&mcp.Tool{Name: "find_customer", Description: "Finds a customer.", InputSchema: json.RawMessage(`{"type":"object","properties":{"email":{"type":"string"}}}`)},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
 	defer srv.Close()
 	dir := t.TempDir()
