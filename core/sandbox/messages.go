@@ -180,6 +180,17 @@ func guardDepth(builtin string, n int64) string {
 	return builtin + ": nesting depth " + strconv.FormatInt(n, 10) + " exceeds the sandbox's limit of " + limitText(maxJSONDepth)
 }
 
+// guardTooLongResult is the refusal of a result a guard stopped building at maxStringUnits
+// (its full length unknown).
+func guardTooLongResult(builtin string) string {
+	return builtin + ": result too large (over the sandbox's limit of " + limitText(maxStringUnits) + " characters)"
+}
+
+// guardTooDeep is the refusal of a value a guard stopped walking at maxJSONDepth levels.
+func guardTooDeep(builtin string) string {
+	return builtin + ": nesting deeper than the sandbox's limit of " + limitText(maxJSONDepth)
+}
+
 // guardRegexTimeout is the failure of a backtracking match that ran out regexMatchTimeout.
 func guardRegexTimeout(op string, timeout time.Duration) string {
 	return op + ": the regular expression ran past the sandbox's match timeout of " + limitText(timeout.Milliseconds()) + " ms"

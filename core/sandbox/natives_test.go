@@ -21,6 +21,7 @@ type hostileNative struct {
 // code states only (each takes seconds under -race).
 var codeOnly = map[string]bool{
 	"array spread of an iterator": true, "Array.from of an iterator": true, "Array.from of matchAll": true, "global match": true,
+	"JSON.stringify 1e6 strings": true, "JSON.stringify omitted properties": true,
 }
 
 // hostileNatives are the payloads of the security issue "Native builtins outrun the sandbox's
@@ -75,7 +76,36 @@ var hostileNatives = []hostileNative{
 	{"repeat", `"x".repeat(2 ** 30)`, "repeat: result too large (1073741824 characters, over the sandbox's limit of 10,000,000)"},
 	{"split", `"x".repeat(9e6).split("")`, "split: too many pieces (9000000, over the sandbox's limit of 250,000)"},
 	{"typed array", `new Float64Array(3e6)`, "Float64Array: result too large (24000000 bytes, over the sandbox's limit of 16,000,000)"},
+
+	// JSON.stringify: the two payloads of "JSON.stringify is not bounded", then its variants.
+	{"JSON.stringify depth", `let o = {}; for (let i = 0; i < 200000; i++) o = { a: o }; JSON.stringify(o)`, "JSON.stringify: nesting deeper than the sandbox's limit of 10,000"},
+	{"JSON.stringify shared subtrees", `let o = "x".repeat(1000); for (let i = 0; i < 40; i++) o = [o, o]; JSON.stringify(o)`, jsonTooLarge},
+	{"JSON.stringify deep arrays", `let a = []; for (let i = 0; i < 10000; i++) a = [a]; JSON.stringify(a)`, "JSON.stringify: nesting deeper than the sandbox's limit of 10,000"},
+	{"JSON.stringify gap and depth", `let a = [1]; for (let i = 0; i < 9000; i++) a = [a]; JSON.stringify(a, null, 10)`, jsonTooLarge},
+	{"JSON.stringify string gap and objects", `let o = {}; for (let i = 0; i < 9000; i++) o = { k: o }; JSON.stringify(o, null, "\t".repeat(10))`, jsonTooLarge},
+	{"JSON.stringify shared objects", `let o = { k: "v".repeat(100) }; for (let i = 0; i < 40; i++) o = { a: o, b: o }; JSON.stringify(o)`, jsonTooLarge},
+	{"JSON.stringify toJSON of a shared giant", `const giant = new Array(1000).fill("y".repeat(1000)); const o = { toJSON: () => giant }; JSON.stringify(new Array(1000).fill(o))`, jsonTooLarge},
+	{"JSON.stringify replacer of giant strings", `const s = "z".repeat(1e6); JSON.stringify(new Array(1000).fill(0), (k, v) => (k === "" ? v : s))`, jsonTooLarge},
+	{"JSON.stringify 1e6 strings", `JSON.stringify(new Array(1e6).fill("x".repeat(20)))`, jsonTooLarge},
+	{"JSON.stringify escapes", `JSON.stringify("\u0001".repeat(5e6))`, jsonTooLarge},
+	{"JSON.stringify holes", `const a = []; a.length = 4e9; JSON.stringify(a)`, jsonTooLarge},
+	{"JSON.stringify boxed strings", `const s = new String("w".repeat(1e6)); JSON.stringify(new Array(100).fill(s))`, jsonTooLarge},
+	{"JSON.stringify typed array", `JSON.stringify(new Int8Array(16e6))`, "JSON.stringify: array length 16000000 exceeds the sandbox's limit of 1,048,576"},
+	{"JSON.stringify replacer array", `const a = []; a.length = 4e9; JSON.stringify({}, a)`, "JSON.stringify: array length 4000000000 exceeds the sandbox's limit of 1,048,576"},
+	{"JSON.stringify omitted properties", `const o = {}; for (let i = 0; i < 1e5; i++) o["k" + i] = undefined; JSON.stringify(new Array(1e4).fill(o))`, "JSON.stringify: too many omitted properties (more than the sandbox's limit of 1,048,576)"},
+	{"JSON.stringify filled arrays", `JSON.stringify(Array(1048576).fill(Array(1048576).fill(null)))`, jsonTooLarge},
+	{"JSON.stringify shared empty objects", `let o = {}; for (let i = 0; i < 40; i++) o = [o, o]; JSON.stringify(o)`, jsonTooLarge},
+	// Walks that re-enter one another through script code share one budget of native levels
+	// (each level is Go stack): without it these overflowed the Go stack and killed the process.
+	{"JSON.stringify re-entered by toJSON", `let deep = null; const o = { toJSON() { return JSON.stringify(deep); } }; deep = [o]; for (let i = 0; i < 9990; i++) deep = [deep]; JSON.stringify(deep)`, "JSON.stringify: nesting deeper than the sandbox's limit of 10,000"},
+	{"JSON.parse re-entered by its reviver", `const t = "[".repeat(9000) + "]".repeat(9000); const r = function (k, v) { if (Array.isArray(v) && v.length === 0) JSON.parse(t, r); return v; }; JSON.parse(t, r)`, "JSON.parse: nesting depth 18000 exceeds the sandbox's limit of 10,000"},
+	{"join of nested arrays", `let a = []; for (let i = 0; i < 2e4; i++) a = [a]; String(a)`, "join: nesting deeper than the sandbox's limit of 10,000"},
+	{"toLocaleString of nested arrays", `let a = []; for (let i = 0; i < 2e4; i++) a = [a]; a.toLocaleString()`, "toLocaleString: nesting deeper than the sandbox's limit of 10,000"},
+	{"JSON.stringify of a tool argument", `let o = "x".repeat(1000); for (let i = 0; i < 40; i++) o = [o, o]; await tools.read_file(o)`, jsonTooLarge},
 }
+
+// jsonTooLarge is the refusal of a JSON.stringify result over maxStringUnits.
+const jsonTooLarge = "JSON.stringify: result too large (over the sandbox's limit of 10,000,000 characters)"
 
 // endless is an iterable that never ends and allocates nothing per step.
 const endless = `({ [Symbol.iterator]() { const r = { value: 1, done: false }; return { next: () => r }; } })`
@@ -129,10 +159,13 @@ func wantQuota(t *testing.T, err error, want string) {
 // throws itself with the same text stays a ScriptError.
 func TestCS61_GuardErrorsAreCatchableRangeErrors(t *testing.T) {
 	src := `let caught = [];
-for (const f of [() => Math.max(...new Array(1e7)), () => 2n ** 100000000n, () => JSON.parse("[".repeat(2e4))]) {
+let deep = {}; for (let i = 0; i < 2e4; i++) deep = { a: deep };
+let shared = "x".repeat(1000); for (let i = 0; i < 40; i++) shared = [shared, shared];
+for (const f of [() => Math.max(...new Array(1e7)), () => 2n ** 100000000n, () => JSON.parse("[".repeat(2e4)), () => JSON.stringify(deep), () => JSON.stringify(shared)]) {
   try { f(); } catch (e) { caught.push(e instanceof RangeError && e.name === "RangeError" ? e.message.split(":")[0] : String(e)); }
 }
-if (caught.join() !== "spread,BigInt exponentiation,JSON.parse") throw new Error("caught " + caught.join());
+if (caught.join() !== "spread,BigInt exponentiation,JSON.parse,JSON.stringify,JSON.stringify") throw new Error("caught " + caught.join());
+if (JSON.stringify({ after: [1, "two"] }) !== '{"after":[1,"two"]}') throw new Error("JSON.stringify broken after a refusal");
 `
 	mustSucceed(t, runScript(t, src))
 	forged := `throw new RangeError("apply: argument count 10000000 exceeds the sandbox's limit of 65,535");`

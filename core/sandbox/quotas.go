@@ -58,13 +58,22 @@ type guards struct {
 	rangeError, syntaxError *goja.Object
 	numeric                 goja.Callable // (v) => -(-v): ToNumeric, one ToPrimitive of an object
 	preventExtensions       goja.Callable
-	exec                    goja.Value // RegExp.prototype.exec as installed
-	joining                 []*goja.Object
-	dynamicGlobal           bool // the global __cs exists (dynamic code needs it)
-	asyncCovered            bool // AsyncFunction.prototype.constructor is guarded
-	generatorsCovered       bool // GeneratorFunction.prototype.constructor is guarded
-	typedJoin               bool // %TypedArray%.prototype.join is guarded
-	iteratorTimed           bool // matchAll's iterator prototype has a timed next
+	objectKeys, reflectGet  goja.Callable // Object.keys and Reflect.get as goja made them
+	// done is the current run's context's Done (nil outside a run): natives that walk without
+	// calling script code check it, so the run's stop reaches them (checkStop).
+	done <-chan struct{}
+	// nest is the native recursion the guarded walks hold at this moment (JSON.stringify's
+	// levels, nested joins and toLocaleStrings, a JSON.parse with a reviver), summed over walks
+	// that re-enter one another through script code (a toJSON, a reviver, an element's
+	// toString): each level is Go stack no interrupt or call-stack limit reaches (enterNative).
+	nest              int
+	exec              goja.Value // RegExp.prototype.exec as installed
+	joining           []*goja.Object
+	dynamicGlobal     bool // the global __cs exists (dynamic code needs it)
+	asyncCovered      bool // AsyncFunction.prototype.constructor is guarded
+	generatorsCovered bool // GeneratorFunction.prototype.constructor is guarded
+	typedJoin         bool // %TypedArray%.prototype.join is guarded
+	iteratorTimed     bool // matchAll's iterator prototype has a timed next
 }
 
 // refusal creates the RangeError of a guard and records it as a quota error.
@@ -82,6 +91,18 @@ func (g *guards) refusal(msg string) *goja.Object {
 
 // refuse throws the guard's RangeError.
 func (g *guards) refuse(msg string) { panic(g.refusal(msg)) }
+
+// enterNative takes n levels of the run's native recursion budget (maxJSONDepth levels in all,
+// however the walks nest) for builtin, refusing past it; the caller gives them back with
+// g.nest = before, deferred, so a throw cannot leak them.
+func (g *guards) enterNative(builtin string, n int) (before int) {
+	before = g.nest
+	if g.nest+n > maxJSONDepth {
+		g.refuse(guardTooDeep(builtin))
+	}
+	g.nest += n
+	return before
+}
 
 // failJS is the prelude's fail(kind, builtin, x, y): the refusal of a guard written in
 // JavaScript, built from the same texts as the Go guards'.
@@ -221,6 +242,8 @@ func installGuards(vm *goja.Runtime) *guards {
 	g := &guards{vm: vm}
 	g.rangeError, g.syntaxError = g.object("RangeError"), g.object("SyntaxError")
 	g.preventExtensions, _ = goja.AssertFunction(g.object("Object").Get("preventExtensions"))
+	g.objectKeys, _ = goja.AssertFunction(g.object("Object").Get("keys"))
+	g.reflectGet, _ = goja.AssertFunction(g.object("Reflect").Get("get"))
 	g.installCallGuards()
 	g.installArrayGuards()
 	g.installObjectGuards()
@@ -309,6 +332,14 @@ func (g *guards) installArrayGuards() {
 			}
 			return nil
 		})
+	}
+	// toLocaleString calls each element's own, natively: nested arrays recurse in Go per level.
+	if orig, ok := goja.AssertFunction(proto.Get("toLocaleString")); ok {
+		g.define(proto, "toLocaleString", g.fn("toLocaleString", 0, func(call goja.FunctionCall) goja.Value {
+			before := g.enterNative("toLocaleString", 1)
+			defer func() { g.nest = before }()
+			return must(orig(call.This, call.Arguments...))
+		}))
 	}
 	if v := proto.Get("values"); v != values { // [Symbol.iterator] is the same function as values
 		_ = proto.DefineDataPropertySymbol(goja.SymIterator, v, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
@@ -468,8 +499,9 @@ func (g *guards) join(call goja.FunctionCall) goja.Value {
 			return vm.ToValue("")
 		}
 	}
+	before := g.enterNative("join", 1) // an element's toString may join a nested array
 	g.joining = append(g.joining, o)
-	defer func() { g.joining = g.joining[:len(g.joining)-1] }()
+	defer func() { g.joining, g.nest = g.joining[:len(g.joining)-1], before }()
 	n := toLength(o.Get("length"))
 	sep, _ := vm.ToValue(",").(goja.String)
 	if s := call.Argument(0); !goja.IsUndefined(s) {
@@ -687,8 +719,9 @@ func (g *guards) installPieceGuards(matches goja.Callable) {
 // --- JSON ------------------------------------------------------------------------------------
 
 // installJSONGuard bounds the nesting of the text JSON.parse reads (goja's parser recurses once
-// per level, in Go).
+// per level, in Go) and replaces JSON.stringify with the bounded one of stringify.go.
 func (g *guards) installJSONGuard() {
+	g.define(g.object("JSON"), "stringify", g.fn("stringify", 3, g.stringify))
 	g.wrap(g.object("JSON"), "parse", 2, func(call goja.FunctionCall) []goja.Value {
 		text := g.str(call.Argument(0))
 		if d := jsonDepth(text.String()); d > maxJSONDepth {
@@ -696,6 +729,27 @@ func (g *guards) installJSONGuard() {
 		}
 		return append([]goja.Value{text}, call.Arguments[min(1, len(call.Arguments)):]...)
 	})
+	// Inside another walk (a toJSON, a reviver), or with a reviver (which may parse again at
+	// the bottom of goja's recursive walk of the result), the text's levels count against the
+	// run's native recursion budget (enterNative).
+	parse, _ := goja.AssertFunction(g.object("JSON").Get("parse"))
+	g.define(g.object("JSON"), "parse", g.fn("parse", 2, func(call goja.FunctionCall) goja.Value {
+		_, reviver := goja.AssertFunction(call.Argument(1))
+		if g.nest == 0 && !reviver {
+			return must(parse(call.This, call.Arguments...))
+		}
+		text := g.str(call.Argument(0))
+		d := jsonNesting(text.String())
+		if g.nest+int(d) > maxJSONDepth {
+			g.refuse(guardDepth("JSON.parse", int64(g.nest)+d))
+		}
+		before := g.nest
+		if reviver {
+			g.nest += int(d)
+		}
+		defer func() { g.nest = before }()
+		return must(parse(call.This, append([]goja.Value{text}, call.Arguments[min(1, len(call.Arguments)):]...)...))
+	}))
 }
 
 // jsonDepth is the deepest nesting of arrays and objects in a JSON text (brackets inside
@@ -704,6 +758,11 @@ func jsonDepth(s string) int64 {
 	if len(s) <= maxJSONDepth || strings.Count(s, "[")+strings.Count(s, "{") <= maxJSONDepth {
 		return 0 // fewer brackets than the limit (strings.Count is vectorised: no scan needed)
 	}
+	return jsonNesting(s)
+}
+
+// jsonNesting is jsonDepth without the shortcut: the text's deepest nesting, however shallow.
+func jsonNesting(s string) int64 {
 	var depth, deepest int64
 	for i := 0; i < len(s); i++ {
 		switch s[i] {

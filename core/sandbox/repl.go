@@ -434,6 +434,7 @@ func (rt *replRuntime) evaluate(r *runner, args []byte, text *string) error {
 
 // render is AS-05's rendering of a completion value: undefined => "", strings verbatim, other
 // values as JSON text, String(value) when JSON has none (functions, symbols, cycles, BigInt).
+// A value JSON.stringify's guard refuses (too large, too deep) fails the call with that refusal.
 func (r *runner) render(v goja.Value) (string, error) {
 	if v == nil || goja.IsUndefined(v) {
 		return "", nil
@@ -453,6 +454,12 @@ func (r *runner) render(v goja.Value) (string, error) {
 		if e != nil && !errors.As(e, &ex) {
 			err = r.jsError(e) // an interrupt or a stack overflow, not a throw
 			return
+		}
+		if ex != nil {
+			if _, quota := r.guards.quotaMessage(ex.Value()); quota {
+				err = r.failure(ex.Value(), ex)
+				return
+			}
 		}
 		if s, e = r.toString(goja.Undefined(), v); e != nil {
 			err = r.jsError(e)

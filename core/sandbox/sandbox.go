@@ -195,6 +195,9 @@ func (r *runner) bounded(parent context.Context, vm *goja.Runtime, body func() e
 		&TimeoutError{TimeoutMs: r.limits.timeoutMs})
 	r.parent, r.ctx, r.cancel = parent, ctx, cancel
 	r.vm = vm
+	if r.guards != nil { // a REPL's runtime (a code state's guards are made inside body)
+		r.guards.done = ctx.Done()
+	}
 	r.loop.wake = make(chan struct{}, 1)
 	r.intMu.Lock()
 	r.live = true
@@ -206,6 +209,9 @@ func (r *runner) bounded(parent context.Context, vm *goja.Runtime, body func() e
 		stopInterrupt()
 		cancel(errRunEnded) // before cancelTimeout, so pending calls see errRunEnded (SB-05)
 		cancelTimeout()
+		if r.guards != nil {
+			r.guards.done = nil
+		}
 	}()
 	err := r.contained(body)
 	r.intMu.Lock()
@@ -282,6 +288,7 @@ func (r *runner) evaluate() error {
 		return r.jsError(err)
 	}
 	r.guards = g
+	g.done = r.ctx.Done()
 	if err := r.install(); err != nil {
 		return err
 	}
