@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -100,19 +99,13 @@ read); and this runtime's flags stay beside the reference's (--workspace, --var,
 	if err == nil {
 		return code
 	}
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
-		help := "archmax --help"
-		if len(args) > 0 {
-			if c, _, ferr := root.Find(args[:1]); ferr == nil && c != root {
-				help = "archmax " + c.Name() + " --help"
-			}
+	help := "archmax --help"
+	if len(args) > 0 {
+		if c, _, ferr := root.Find(args[:1]); ferr == nil && c != root {
+			help = "archmax " + c.Name() + " --help"
 		}
-		fmt.Fprintf(stderr, "archmax: %v\nRun '%s' for usage.\n", err, help)
-		return exitUsage
 	}
-	fmt.Fprintf(stderr, "archmax: %v\n", err)
-	return exitFail
+	return reportError(stdout, stderr, args, err, help) // clierrors.go: the hint, the --json record
 }
 
 // wantsVersion reports whether --version appears among args before a "--": every command

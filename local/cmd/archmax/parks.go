@@ -189,7 +189,7 @@ func (f *runFlags) resume(cmd *cobra.Command, code *int, sessionID, verb string,
 	r.header(sessionID, workflow)
 	out, err := call(cmd.Context(), eng)
 	if err != nil {
-		return err
+		return f.turnError(cmd.Context(), env, sessionID, nil, err)
 	}
 	*code = r.outcome(out, verb)
 	return nil

@@ -105,15 +105,19 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 			if err != nil {
 				return err
 			}
+			var prior *session.SessionSummary // a session named again: what it was (clierrors.go)
+			if f.session != "" {
+				prior = priorSession(cmd.Context(), env, f.session)
+			}
 			res, err := eng.ResolveSession(cmd.Context(), session.ResolveInput{Trigger: f.trigger, Variables: vars,
 				SessionID: f.session, SessionPath: f.sessionPath})
 			if err != nil {
-				return err
+				return f.turnError(cmd.Context(), env, f.session, prior, err)
 			}
 			r.header(res.SessionID, workflow)
 			out, err := eng.Send(cmd.Context(), res.SessionID, session.SendInput{Message: prompt, Variables: vars, Trigger: f.trigger})
 			if err != nil {
-				return err
+				return f.turnError(cmd.Context(), env, res.SessionID, prior, err)
 			}
 			*code = r.outcome(out, verbRun)
 			return nil
@@ -234,6 +238,11 @@ func (f *runFlags) open(cmd *cobra.Command, r *renderer) (*runner.Env, error) {
 	script, bedrock, err := f.model()
 	if err != nil {
 		return nil, err
+	}
+	if bedrock {
+		if err := bedrockPreflight(cmd.Context(), f.region, f.modelID); err != nil { // awscheck.go
+			return nil, err
+		}
 	}
 	opts := runner.Options{
 		Workspace: f.workspace, StoreDir: f.storeDir(), ModelScript: script, Bedrock: bedrock,

@@ -150,7 +150,7 @@ func (f *runFlags) openSessions(cmd *cobra.Command) (*session.Sessions, func(), 
 func sessionsError(err error, id string) error {
 	var nf *session.SessionNotFoundError
 	if errors.As(err, &nf) {
-		return fmt.Errorf("no session '%s' in this store; 'archmax sessions' lists them", id)
+		return &worded{msg: fmt.Sprintf("no session '%s' in this store; 'archmax sessions' lists them", id), err: err}
 	}
 	return err
 }
