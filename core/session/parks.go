@@ -58,8 +58,18 @@ type PendingDecision struct {
 	Seq         int                  `json:"seq"`
 	Transitions []DecisionTransition `json:"transitions"`
 	Evidence    []string             `json:"evidence,omitempty"`
-	CreatedAt   string               `json:"createdAt"`
-	Approvers   []string             `json:"approvers,omitempty"`
+	// EvidenceLinks pair each evidence path with the session API's route serving the file
+	// (GET /v1/sessions/{id}/files/{path}), in Evidence's order: set on the HTTP API's
+	// answers, never stored.
+	EvidenceLinks []EvidenceLink `json:"evidenceLinks,omitempty"`
+	CreatedAt     string         `json:"createdAt"`
+	Approvers     []string       `json:"approvers,omitempty"`
+}
+
+// EvidenceLink is one evidence file and the route that serves it.
+type EvidenceLink struct {
+	Path string `json:"path"`
+	Href string `json:"href"`
 }
 
 // DecisionTransition is one choice offered to the person.

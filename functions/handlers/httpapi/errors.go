@@ -69,7 +69,10 @@ func invalidRequest(format string, args ...any) error {
 //	    (details.parentSessionId, rootSessionId: a sub-workflow child is addressed through
 //	    its root session), TurnSupersededError (details.turnId, currentTurnId: a repeated
 //	    request the session applied and has moved past)
-//	413 PayloadTooLargeError
+//	400 WorkspacePathEscapeError (the content routes: a file path out of the session's folder)
+//	404 ArtifactNotFoundError (details.available), FileNotFoundError (details.path)
+//	413 PayloadTooLargeError, ContentTooLargeError (details.size, maxBytes: ask for a Range)
+//	416 RangeNotSatisfiableError (header Content-Range: bytes */size)
 //	422 SignatureIssuesError (details.issues), UnknownTriggerError (details.available),
 //	    InvalidDecisionTargetError (details.validTargets), IdempotencyKeyReusedError
 //	500 WorkflowLoadError (details.diagnostics), UnsupportedRuntimeContractError
@@ -109,7 +112,10 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		contErr    *continuation.ContinuationStartError
 		denied     *access.DeniedError
 	)
+	var contentErr *contentError
 	switch {
+	case errors.As(err, &contentErr):
+		return contentErr.status, errBody(contentErr.code, contentErr.message, contentErr.details), false
 	case errors.As(err, &reqErr):
 		status = http.StatusBadRequest
 		switch reqErr.code {

@@ -13,6 +13,8 @@
 //	GET  /v1/sessions/{sessionId}                               the session summary (pending park included)
 //	GET  /v1/sessions/{sessionId}/messages?after=N&limit=       MessagePage
 //	GET  /v1/sessions/{sessionId}/events?after=N&limit=         EventPage
+//	GET  /v1/sessions/{sessionId}/artifacts/{name}              a session artifact (core/artifacts), rendered on read
+//	GET  /v1/sessions/{sessionId}/files/{path+}                 a session-zone file, read-only, ranged (files.go)
 //
 // A decision or delivery names only the session; its workflow is the one the session's
 // head records (an unknown session is 404 SessionNotFoundError).
@@ -143,6 +145,9 @@ func workContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // committed steps stay.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	if t, ok := readRoute(req); ok {
+		if t.view == "artifact" || t.view == "file" {
+			return h.content(ctx, req, t), nil
+		}
 		return h.answer(ctx, req, func(ctx context.Context) (any, error) {
 			caller, err := h.identify(req)
 			if err != nil {
@@ -287,6 +292,7 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 		return nil, err
 	}
 	s := out.Summary()
+	s.Pending = linkEvidence(s.Pending, s.SessionID)
 	return &s, nil
 }
 
@@ -388,6 +394,12 @@ func (h *Handler) failure(ctx context.Context, req events.APIGatewayV2HTTPReques
 	var reqErr *requestError
 	if status == http.StatusMethodNotAllowed && errors.As(err, &reqErr) {
 		resp.Headers["Allow"] = reqErr.allow // RFC 9110 §15.5.6: a 405 names the methods the target takes
+	}
+	var cErr *contentError
+	if errors.As(err, &cErr) {
+		for k, v := range cErr.headers {
+			resp.Headers[k] = v
+		}
 	}
 	return resp
 }

@@ -39,7 +39,7 @@ func TestOpenAPIDocumentMatchesTheRoutes(t *testing.T) {
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
 			documented = append(documented, method+" "+path)
-			raw := strings.NewReplacer("{workflow}", "desk", "{sessionId}", "s-1").Replace(path)
+			raw := strings.NewReplacer("{workflow}", "desk", "{sessionId}", "s-1", "{name}", "graph.json", "{path}", "scratchpad/x.md").Replace(path)
 			req := request("$default", method, raw, "")
 			_, readable := readRoute(req)
 			if _, err := route(req); err != nil && !readable {
@@ -47,7 +47,9 @@ func TestOpenAPIDocumentMatchesTheRoutes(t *testing.T) {
 			}
 		}
 	}
-	for _, key := range []string{RouteStart, RouteTurn, RouteDecision, RouteDelivery, RouteList, RouteSession, RouteMessages, RouteEvents} {
+	// the file route's greedy {path+} (API Gateway) is the document's {path}, which may hold slashes
+	file := strings.Replace(RouteFile, "{path+}", "{path}", 1)
+	for _, key := range []string{RouteStart, RouteTurn, RouteDecision, RouteDelivery, RouteList, RouteSession, RouteMessages, RouteEvents, RouteArtifact, file} {
 		if !slices.Contains(documented, key) {
 			t.Errorf("route %q is served but not documented", key)
 		}

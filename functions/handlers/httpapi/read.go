@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -22,6 +23,10 @@ const (
 	RouteSession  = "GET /v1/sessions/{sessionId}"
 	RouteMessages = "GET /v1/sessions/{sessionId}/messages"
 	RouteEvents   = "GET /v1/sessions/{sessionId}/events"
+	// RouteArtifact and RouteFile serve a session's artifacts and its session-zone files
+	// (files.go); {path+} is API Gateway's greedy path variable.
+	RouteArtifact = "GET /v1/sessions/{sessionId}/artifacts/{name}"
+	RouteFile     = "GET /v1/sessions/{sessionId}/files/{path+}"
 )
 
 // MaxPageLimit caps the `limit` of a read page.
@@ -50,8 +55,9 @@ type EventPage struct {
 
 // readTarget is a routed read: which view, of which session ("" for the listing).
 type readTarget struct {
-	view      string // "list" | "session" | "messages" | "events"
+	view      string // "list" | "session" | "messages" | "events" | "artifact" | "file"
 	sessionID string
+	name      string // an artifact's name, or a file's path as requested
 }
 
 // readRoute matches a GET request to a read route, by route key or by raw path; ok is false
@@ -67,6 +73,10 @@ func readRoute(req events.APIGatewayV2HTTPRequest) (readTarget, bool) {
 		return readTarget{view: "messages", sessionID: id}, true
 	case RouteEvents:
 		return readTarget{view: "events", sessionID: id}, true
+	case RouteArtifact:
+		return readTarget{view: "artifact", sessionID: id, name: req.PathParameters["name"]}, true
+	case RouteFile:
+		return readTarget{view: "file", sessionID: id, name: req.PathParameters["path"]}, true
 	}
 	if req.RequestContext.HTTP.Method != http.MethodGet {
 		return readTarget{}, false
@@ -82,6 +92,10 @@ func readRoute(req events.APIGatewayV2HTTPRequest) (readTarget, bool) {
 		return readTarget{view: "session", sessionID: seg[2]}, true
 	case len(seg) == 4 && (seg[3] == "messages" || seg[3] == "events"):
 		return readTarget{view: seg[3], sessionID: seg[2]}, true
+	case len(seg) == 5 && seg[3] == "artifacts":
+		return readTarget{view: "artifact", sessionID: seg[2], name: seg[4]}, true
+	case len(seg) >= 5 && seg[3] == "files":
+		return readTarget{view: "file", sessionID: seg[2], name: strings.Join(seg[4:], "/")}, true
 	}
 	return readTarget{}, false
 }
@@ -122,6 +136,9 @@ func (h *Handler) read(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 		if err != nil {
 			return nil, err
 		}
+		for i := range list {
+			list[i].Pending = linkEvidence(list[i].Pending, list[i].SessionID)
+		}
 		return SessionPage{Sessions: nonNil(list), NextCursor: next}, nil
 	case "session":
 		sum, err := sessions.Get(ctx, t.sessionID)
@@ -136,6 +153,7 @@ func (h *Handler) read(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 		if err := h.policy.Check(caller, access.Read, a); err != nil {
 			return nil, err
 		}
+		sum.Pending = linkEvidence(sum.Pending, sum.SessionID)
 		return sum, nil
 	}
 	after, err := queryAfter(q)

@@ -1,0 +1,206 @@
+// Package artifacts renders a session's observability files — graph.json, graph.mmd,
+// trajectory.json, trail.json, variables.json and metadata.json — from what the session
+// store holds of it (a Source). It is pure: the same Source always renders the same bytes,
+// so the files are rendered when they are read (the session API, `archmax sessions
+// --artifacts`) instead of written at each settle, and no write can fail or fall behind
+// the session (docs/DECISIONS.md AR20-1).
+//
+// The files:
+//
+//	graph.json       the governing spec's derived topology (machine.GraphOf) and its Mermaid text
+//	graph.mmd        the Mermaid text plus one trailing newline
+//	trajectory.json  the transcript per state: messages and tool calls with their results
+//	trail.json       {sessionId, workflow, steps}: the audit trail as stored
+//	variables.json   {sessionId, workflow, variables: {name: {value, locked}}}; {} when the
+//	                 session holds none, absent when its checkpoint could not be read
+//	metadata.json    {sessionId, workflow, runtimeContract, packageVersion, specHash, usage?}
+//
+// graph.json and graph.mmd need the session's spec snapshot; trail.json and variables.json
+// its checkpoint. A file whose input is missing is not rendered (Render leaves it out; One
+// reports it absent) — empty and absent are different facts.
+package artifacts
+
+import (
+	"bytes"
+	"encoding/json"
+	"runtime/debug"
+	"slices"
+
+	"github.com/archmax-ai/archmax/core/machine"
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/transcript"
+)
+
+// The artifact names.
+const (
+	GraphJSON    = "graph.json"
+	GraphMermaid = "graph.mmd"
+	Trajectory   = "trajectory.json"
+	Trail        = "trail.json"
+	Variables    = "variables.json"
+	Metadata     = "metadata.json"
+)
+
+// Names are every artifact's name, in the order Render returns them.
+var Names = []string{GraphJSON, GraphMermaid, Trajectory, Trail, Variables, Metadata}
+
+// IsName reports whether name is one of Names.
+func IsName(name string) bool { return slices.Contains(Names, name) }
+
+// ContentType is the media type an artifact is served with.
+func ContentType(name string) string {
+	if name == GraphMermaid {
+		return "text/plain; charset=utf-8"
+	}
+	return "application/json"
+}
+
+// Usage is the session's token and cost total as metadata.json carries it (spec 02 §11.2).
+// CostUSD is present only when a price applied; this build prices no model, so it is
+// always absent (AR20-4).
+type Usage struct {
+	InputTokens         int64    `json:"inputTokens"`
+	OutputTokens        int64    `json:"outputTokens"`
+	CacheReadTokens     int64    `json:"cacheReadTokens"`
+	CacheCreationTokens int64    `json:"cacheCreationTokens"`
+	CostUSD             *float64 `json:"costUsd,omitempty"`
+}
+
+// Source is what a session's artifacts are rendered from, as the store holds it.
+type Source struct {
+	SessionID string
+	Workflow  string
+	// Spec is the session's governing spec (its stored snapshot, whose hash is SpecHash);
+	// nil when no snapshot is stored: graph.json and graph.mmd are then not rendered and
+	// metadata.json has no runtimeContract.
+	Spec     *spec.MachineSpec
+	SpecHash string
+	// Checkpoint reports that the session's record could be read; trail.json and
+	// variables.json are rendered only then.
+	Checkpoint bool
+	Messages   []transcript.Message
+	Trail      []transcript.TrailStep
+	Variables  map[string]spec.VariableEntry
+	Usage      *Usage // nil when nothing was spent
+	// Version is metadata.json's packageVersion; "" is BuildVersion().
+	Version string
+}
+
+// File is one rendered artifact.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Render renders every artifact src has the input for, in Names order.
+func Render(src *Source) []File {
+	var out []File
+	for _, name := range Names {
+		if data, ok := One(src, name); ok {
+			out = append(out, File{Name: name, Data: data})
+		}
+	}
+	return out
+}
+
+// One renders the artifact name; ok is false for a name that is not an artifact's or whose
+// input src lacks.
+func One(src *Source, name string) (data []byte, ok bool) {
+	switch name {
+	case GraphJSON:
+		if src.Spec == nil {
+			return nil, false
+		}
+		g := machine.GraphOf(src.Spec)
+		return encode(graphFile{Graph: g, Mermaid: g.Mermaid(src.Spec)}), true
+	case GraphMermaid:
+		if src.Spec == nil {
+			return nil, false
+		}
+		return []byte(machine.GraphOf(src.Spec).Mermaid(src.Spec) + "\n"), true
+	case Trajectory:
+		return encode(TrajectoryOf(src.SessionID, src.Workflow, src.Messages)), true
+	case Trail:
+		if !src.Checkpoint {
+			return nil, false
+		}
+		steps := src.Trail
+		if steps == nil {
+			steps = []transcript.TrailStep{}
+		}
+		return encode(trailFile{SessionID: src.SessionID, Workflow: src.Workflow, Steps: steps}), true
+	case Variables:
+		if !src.Checkpoint {
+			return nil, false
+		}
+		vars := src.Variables
+		if vars == nil {
+			vars = map[string]spec.VariableEntry{}
+		}
+		return encode(variablesFile{SessionID: src.SessionID, Workflow: src.Workflow, Variables: vars}), true
+	case Metadata:
+		m := metadataFile{SessionID: src.SessionID, Workflow: src.Workflow, PackageVersion: src.Version, SpecHash: src.SpecHash}
+		if m.PackageVersion == "" {
+			m.PackageVersion = BuildVersion()
+		}
+		if src.Spec != nil {
+			m.RuntimeContract = src.Spec.Runtime.Contract()
+		}
+		if u := src.Usage; u != nil && (u.InputTokens != 0 || u.OutputTokens != 0 || u.CacheReadTokens != 0 || u.CacheCreationTokens != 0 || u.CostUSD != nil) {
+			m.Usage = u
+		}
+		return encode(m), true
+	}
+	return nil, false
+}
+
+// graphFile is graph.json: the graph and its Mermaid text (spec 01 §3.7).
+type graphFile struct {
+	*machine.Graph
+	Mermaid string `json:"mermaid"`
+}
+
+type trailFile struct {
+	SessionID string                 `json:"sessionId"`
+	Workflow  string                 `json:"workflow"`
+	Steps     []transcript.TrailStep `json:"steps"`
+}
+
+type variablesFile struct {
+	SessionID string                        `json:"sessionId"`
+	Workflow  string                        `json:"workflow"`
+	Variables map[string]spec.VariableEntry `json:"variables"`
+}
+
+type metadataFile struct {
+	SessionID       string `json:"sessionId"`
+	Workflow        string `json:"workflow"`
+	RuntimeContract string `json:"runtimeContract,omitempty"`
+	PackageVersion  string `json:"packageVersion"`
+	SpecHash        string `json:"specHash,omitempty"`
+	Usage           *Usage `json:"usage,omitempty"`
+}
+
+// BuildVersion is the version of the running build: the main module's version as the Go
+// toolchain stamped it (a tag, or a pseudo-version from the checkout), "devel" when none.
+// A file rendered on read names the build that rendered it.
+func BuildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// encode is v as JSON indented by two spaces (JSON.stringify(v, null, 2)), '<', '>' and
+// '&' kept as they are, and one trailing newline.
+func encode(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil { // only plain values: cannot fail but for a value JSON cannot hold
+		b.Reset()
+		b.WriteString("{}\n")
+	}
+	return b.Bytes()
+}
