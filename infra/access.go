@@ -66,8 +66,10 @@ var AccessOf = map[string]Access{
 	// scheduled wakes and the sweep over byParkDue, continuations; no HTTP, so no PutItem
 	FnWake: {TableActions: engineTable, Indexes: []string{IndexByParkDue}, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
 	// read-only: heads, items and the listing indexes (every session, an owner's, the decision
-	// queue in byParkDue); blobs of large values
-	FnSessions: {TableActions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Indexes: []string{IndexByUpdated, IndexByOwner, IndexByParkDue}, ReadSessions: true},
+	// queue in byParkDue); blobs of large values, spec snapshots and the session files the
+	// artifact and file routes serve — ListBucket under the session prefix, so a missing file
+	// is S3's 404, not its 403
+	FnSessions: {TableActions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Indexes: []string{IndexByUpdated, IndexByOwner, IndexByParkDue}, ReadSessions: true, ListBucket: true},
 }
 
 // SchedulerActions are the EventBridge Scheduler calls of core/scheduler/eventbridge.

@@ -81,6 +81,8 @@ var Routes = []Route{
 	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions/{sessionId}", FnSessions},
 	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions/{sessionId}/messages", FnSessions},
 	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions/{sessionId}/events", FnSessions},
+	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions/{sessionId}/artifacts/{name}", FnSessions},
+	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions/{sessionId}/files/{path+}", FnSessions}, // greedy: the path may hold slashes
 }
 
 // SweepEvery is the period of the wake function's sweep rule (DESIGN.md §5).

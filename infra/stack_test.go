@@ -456,7 +456,8 @@ func openAPIRoutes(t *testing.T) []string {
 	for sc.Scan() {
 		line := sc.Text()
 		if m := pathRe.FindStringSubmatch(line); m != nil {
-			path = m[1]
+			// the document's file {path} holds slashes: API Gateway's greedy {path+}
+			path = strings.Replace(m[1], "/files/{path}", "/files/{path+}", 1)
 		} else if !strings.HasPrefix(line, " ") {
 			path = ""
 		} else if m := methodRe.FindStringSubmatch(line); m != nil && path != "" {
@@ -479,6 +480,8 @@ var routeFunction = map[string]string{
 	"GET /v1/sessions/{sessionId}":                             "sessions",
 	"GET /v1/sessions/{sessionId}/messages":                    "sessions",
 	"GET /v1/sessions/{sessionId}/events":                      "sessions",
+	"GET /v1/sessions/{sessionId}/artifacts/{name}":            "sessions",
+	"GET /v1/sessions/{sessionId}/files/{path+}":               "sessions",
 }
 
 func TestRoutes(t *testing.T) {
@@ -832,6 +835,7 @@ func TestLeastPrivilege(t *testing.T) {
 			"Allow dynamodb:Query " + tableArn + "/index/" + IndexByOwner,
 			"Allow dynamodb:Query " + tableArn + "/index/" + IndexByParkDue,
 			"Allow s3:GetObject " + bucketArn + "/sessions/*",
+			"Allow s3:ListBucket " + bucketArn + ` if {"StringLike":{"s3:prefix":["sessions/*"]}}`,
 		},
 	}
 	logGroups := map[string]string{}
