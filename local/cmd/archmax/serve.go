@@ -91,6 +91,11 @@ one is given. Prefer the environment variable: a --token value shows in the proc
 			if f.modelScript, f.bedrock, err = modelChoice(f.modelScript, f.bedrock, env); err != nil {
 				return usageError{err}
 			}
+			if f.bedrock {
+				if err := bedrockPreflight(cmd.Context(), f.region, f.modelID); err != nil { // awscheck.go
+					return err
+				}
+			}
 			switch {
 			case f.sweepEvery < time.Second:
 				return usageError{errors.New("--sweep-every must be at least 1s")}
@@ -131,6 +136,7 @@ one is given. Prefer the environment variable: a --token value shows in the proc
 				return err
 			}
 			defer srv.Close()
+			reportUnloadable(cmd.Context(), f.workspace, cmd.ErrOrStderr()) // serveload.go
 			fmt.Fprintf(cmd.OutOrStdout(), "archmax serve: listening on http://%s (workspace %s, store %s); Ctrl-C stops\n", ln.Addr(), f.workspace, f.store)
 			switch {
 			case made:
@@ -207,7 +213,7 @@ func newServer(ctx context.Context, opts runner.Options, budget continuation.Bud
 	s.async.Bind(run)
 	s.wakes = wakes.New(s.engines, run, log, nil)
 	httpOpts = append([]httpapi.Option{httpapi.WithLocalCaller(localCaller(""))}, httpOpts...)
-	s.http = apigw.Handler(httpapi.New(s.engines, run, log, httpOpts...).Handle, log)
+	s.http = unloadableIs422(apigw.Handler(httpapi.New(s.engines, run, log, httpOpts...).Handle, log)) // serveload.go
 	return s, nil
 }
 

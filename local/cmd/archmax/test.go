@@ -162,7 +162,7 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 		}
 		return t, nil
 	}
-	var passed, failed, skipped int
+	var passed, failed, skipped, noModel int
 	hostFile, err := validate.ReadHost(ctx, authored) // its tools are no unknown names to a case
 	if err != nil {
 		fmt.Fprintf(stderr, "archmax: %v\n", err)
@@ -178,6 +178,11 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 			fmt.Fprintf(stderr, "● %s\n", file)
 		},
 		OnCaseResult: func(r cases.CaseResult) {
+			if needsModel(r) { // testmodel.go: its own heading, not a failure
+				noModel++
+				fmt.Fprintln(stderr, needsModelLine(r))
+				return
+			}
 			switch r.Verdict.Status {
 			case cases.CasePassed:
 				passed++
@@ -202,6 +207,7 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 		fmt.Fprintf(stderr, "archmax: no cases matched '%s' (%d discovered)\n", filter, res.Discovered)
 		return exitFail
 	}
+	printNeedsModel(stderr, settleNeedsModel(res))
 	switch {
 	case f.jsonOut:
 		enc := json.NewEncoder(stdout)
@@ -210,7 +216,11 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 	case res.Skipped != "":
 		fmt.Fprintf(stdout, "suite skipped — %s\n", res.Skipped)
 	default:
-		fmt.Fprintf(stdout, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
+		line := fmt.Sprintf("%d passed, %d failed, %d skipped", passed, failed, skipped)
+		if noModel > 0 {
+			line += fmt.Sprintf(", %d need a model", noModel)
+		}
+		fmt.Fprintln(stdout, line)
 	}
 	return res.ExitCode
 }
