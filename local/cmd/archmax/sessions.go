@@ -31,6 +31,7 @@ func newSessionsCommand(code *int) *cobra.Command {
 	var f runFlags
 	var status string
 	var after, limit int
+	var artifactsDir string
 	cmd := &cobra.Command{
 		Use:   "sessions [flags] [SESSION]",
 		Short: "List stored sessions, or show one in full",
@@ -45,6 +46,10 @@ files, every variable with its value and whether it is locked (locked: establish
 host — a seed, a delivery, or the built-in trigger), the trail, and the transcript, 20
 messages a page (--after N --limit N page through it).
 
+--artifacts DIR writes the session's artifacts into DIR instead — graph.json, graph.mmd,
+trajectory.json, trail.json, variables.json, metadata.json, as GET
+/v1/sessions/{id}/artifacts/{name} serves them — and prints each file's path.
+
 --json prints the session summary of the HTTP API instead (GET /v1/sessions/{id}), or for the
 list a JSON array of them; the summary is documented in docs/openapi.yaml.
 
@@ -54,7 +59,8 @@ DynamoDB and S3 as 'archmax run --aws' keeps them.
 Exit status: 0 listed, 1 no such session (or the store failed), 2 usage error.`,
 		Example: `  archmax sessions
   archmax sessions --workflow order-lookup --status awaiting_decision
-  archmax sessions conv-7 --after 20`,
+  archmax sessions conv-7 --after 20
+  archmax sessions conv-7 --artifacts out/conv-7`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError{fmt.Errorf("unexpected argument '%s': sessions takes at most one SESSION", args[1])}
@@ -74,6 +80,9 @@ Exit status: 0 listed, 1 no such session (or the store failed), 2 usage error.`,
 				session.StatusAwaitingDecision, session.StatusAwaitingInput:
 			default:
 				return usageError{errors.New("--status must be one of running, completed, failed, rejected, awaiting_decision, awaiting_input")}
+			}
+			if artifactsDir != "" && len(args) == 0 {
+				return usageError{errors.New("--artifacts DIR needs a SESSION")}
 			}
 			if after < 0 || limit < 1 {
 				return usageError{errors.New("--after must be 0 or more and --limit at least 1")}
@@ -103,6 +112,9 @@ Exit status: 0 listed, 1 no such session (or the store failed), 2 usage error.`,
 			if f.workflow != "" && sum.Workflow != f.workflow {
 				return fmt.Errorf("session '%s' belongs to workflow '%s', not '%s'", args[0], sum.Workflow, f.workflow)
 			}
+			if artifactsDir != "" {
+				return writeArtifacts(ctx, sessions, sum.SessionID, artifactsDir, out, cmd.ErrOrStderr())
+			}
 			if f.jsonOut {
 				return printJSON(out, sum)
 			}
@@ -120,6 +132,7 @@ Exit status: 0 listed, 1 no such session (or the store failed), 2 usage error.`,
 	fl.IntVar(&after, "after", 0, "with SESSION: print the transcript after this many messages")
 	fl.IntVar(&limit, "limit", sessionsPage, "with SESSION: how many transcript messages to print")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the session summary (or a JSON array of them) of the HTTP API")
+	fl.StringVar(&artifactsDir, "artifacts", "", "with SESSION: write its artifacts (graph.json, trajectory.json, …) into this directory")
 	return cmd
 }
 
