@@ -84,6 +84,8 @@ read); and this runtime's flags stay beside the reference's (--workspace, --var,
 	root.AddCommand(newRunCommand(&code), newDecideCommand(&code), newDeliverCommand(&code), newReplyCommand(&code),
 		newSessionsCommand(&code), newValidateCommand(&code), newTestCommand(&code), newGraphCommand(&code), newServeCommand())
 	root.Flags().Bool("version", false, "print the version and exit (every command takes --version)")
+	root.PersistentFlags().Bool(noColorFlag, false, "no colour on a terminal (so does a set NO_COLOR)")
+	addCompletions(root) // completion.go: workflow names, session ids, decision targets
 	root.SetHelpCommand(&cobra.Command{
 		Use:   "help [command]",
 		Short: "Help about any command",

@@ -28,8 +28,15 @@ continues at STATE: the narration goes to stderr as for 'archmax run', and what 
 said to stdout (or, when it said nothing, a line saying where it stands). --workflow names the
 workflow the session must belong to (it is read from the session otherwise).
 
+What to decide on: the park report of the command that parked it, and 'archmax sessions
+SESSION', show the state's title, summary and instructions, every transition it may take with
+its description, and each evidence file's content (its first 40 lines or 8 KiB, with its size
+and where it lies under the store's files/ folder).
+
 Exit status: 0 done (a new park included), 1 refused (not parked, not a declared transition)
-or the session ended failed or rejected, 2 usage error.`,
+or the session ended failed or rejected, 2 usage error. With --json a refusal is one line
+{"error": {"code", "message", "details"}} on stdout (e.g. InvalidDecisionTargetError with
+details.validTargets, SessionNotParkedError, ParkNotLiveError).`,
 		Example: `  archmax decide session-… --to approved --comment "Looks right"`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if err := sessionArg("decide", args, 2); err != nil {
@@ -74,7 +81,9 @@ answers. Any trigger id resumes a park. The session continues in the state it wa
 narration goes to stderr as for 'archmax run', and what the session said to stdout.
 
 Exit status: 0 done (a new park included), 1 refused (not parked for input) or the session
-ended failed or rejected, 2 usage error.`,
+ended failed or rejected, 2 usage error. With --json a refusal is one line {"error": {"code",
+"message", "details"}} on stdout (e.g. SessionNotAwaitingInputError, DuplicateDeliveryError,
+ParkNotLiveError).`,
 		Example: `  archmax deliver conv-7 --trigger email_reply --variables '{"reply_text":"It is ORD-1003"}'`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if err := sessionArg("deliver", args, 2); err != nil {
@@ -176,6 +185,7 @@ func (f *runFlags) resume(cmd *cobra.Command, code *int, sessionID, verb string,
 		}
 	}
 	r := f.renderer(cmd)
+	defer r.stop()
 	env, err := f.open(cmd, r)
 	if err != nil {
 		return err

@@ -29,6 +29,9 @@ type renderer struct {
 	// report shows beyond the park record (decider.go).
 	workflow string
 	reader   *parkReader
+	// color paints the narration; prog is the live line of a long step (tty.go).
+	color bool
+	prog  *progress
 }
 
 func newRenderer(out, flow io.Writer, jsonOut, verbose bool) *renderer {
@@ -40,14 +43,20 @@ func newRenderer(out, flow io.Writer, jsonOut, verbose bool) *renderer {
 func (r *renderer) say(format string, a ...any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.clearProgress()
 	r.flushHeader()
-	fmt.Fprint(r.flow, clean(fmt.Sprintf(format, a...)))
+	text := clean(fmt.Sprintf(format, a...))
+	if r.color {
+		text = paint(text)
+	}
+	fmt.Fprint(r.flow, text)
 }
 
 // result prints a line of the command's result (stdout).
 func (r *renderer) result(text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.clearProgress()
 	r.flushHeader()
 	fmt.Fprintln(r.out, text)
 }
@@ -79,6 +88,9 @@ func (r *renderer) event(e events.Event) {
 		r.mu.Unlock()
 		return
 	}
+	r.mu.Lock()
+	r.stepped(e.Str("state"))
+	r.mu.Unlock()
 	if r.verbose {
 		b, _ := json.Marshal(e)
 		r.say("· %s\n", b)
@@ -165,6 +177,7 @@ func (r *renderer) outcome(o *session.Outcome, verb string) int {
 			verb = verbReply
 		}
 	}
+	r.stop()
 	code := exitOK
 	if o.Kind == session.KindFailed || o.Kind == session.KindRejected {
 		code = exitFail

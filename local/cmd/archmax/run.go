@@ -95,6 +95,7 @@ Exit status: 0 completed or parked, 1 failed or rejected (or the call was refuse
 				}
 			}
 			r := f.renderer(cmd)
+			defer r.stop()
 			env, err := f.open(cmd, r)
 			if err != nil {
 				return err
@@ -227,9 +228,15 @@ func (f *runFlags) addVariableFlags(cmd *cobra.Command, verb string) {
 	fl.StringArrayVar(&f.vars, "var", nil, verb+" a variable, NAME=VALUE (VALUE is read as JSON when it parses, else as a string); repeatable")
 }
 
-// renderer is the command's flow printer: narration on stderr, the result on stdout.
+// renderer is the command's flow printer: narration on stderr, the result on stdout; on a
+// terminal coloured and with a progress line (tty.go).
 func (f *runFlags) renderer(cmd *cobra.Command) *renderer {
-	return newRenderer(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.jsonOut, f.verbose)
+	r := newRenderer(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.jsonOut, f.verbose)
+	if !f.jsonOut && isTerminal(cmd.ErrOrStderr()) {
+		r.color = colorWanted(cmd, cmd.ErrOrStderr())
+		r.startProgress()
+	}
+	return r
 }
 
 // open loads .env, checks the shared flags and assembles the environment, events going to
