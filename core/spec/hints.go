@@ -1,18 +1,21 @@
 package spec
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // hints are the fix hints `archmax validate` prints under a finding, by diagnostic code
 // (spec 01 §8.3 codes); a code without its own entry takes its family's (the part before
 // the first "."), so a new rule is never printed without one. The message says what is
-// wrong; the hint says what to do.
+// wrong; the hint says what to do, and HintFor ends it with the authoring guide's section.
 var hints = map[string]string{
 	// families
-	"yaml":         "write the file as one YAML mapping (docs/schema/workflow.schema.json gives editors completion)",
-	"schema":       "match the key and value to the workflow.yaml reference (docs/schema/workflow.schema.json gives editors completion)",
-	"spec":         "keep to the root keys a workflow.yaml holds: title, instructions, disabled, runtime, settings, tests, tools, skills, mounts, extensions, metadata, states (docs/schema/workflow.schema.json lists them)",
+	"yaml":         "write the file as one YAML mapping",
+	"schema":       "match the key and value to the workflow.yaml reference",
+	"spec":         "keep to the root keys a workflow.yaml holds: title, instructions, disabled, runtime, settings, tests, tools, skills, mounts, extensions, metadata, states",
 	"slug":         "use lowercase letters and digits in segments joined by single hyphens, e.g. 'order-lookup'",
-	"state":        "give the state the keys its type declares: an agent state instructions, a code state script, a human or grader state instructions and transitions (docs/schema/workflow.schema.json lists them)",
+	"state":        "give the state the keys its type declares: an agent state instructions, a code state script, a human or grader state instructions and transitions",
 	"transition":   "give each transition a 'to' naming a state of this workflow and a non-empty 'description'",
 	"trigger":      "declare triggers as 'triggers: { <id>: { description?, requires?, returns?, session? } }' on the entry state",
 	"signature":    "write each entry as '{ name, type, description }' with a lowercase snake_case name and a known type",
@@ -24,15 +27,15 @@ var hints = map[string]string{
 	"automated":    "leave the tool out of the code or grader state's grants",
 	"governance":   "remove the entry that has no effect, or the one that cancels it",
 	"instructions": "put values a state needs in variables the agent reads with archmax_get_variables",
-	"settings":     "keep each setting within its limits (docs/schema/workflow.schema.json gives each one's range)",
-	"tests":        "write the tests block as { caseTimeoutMs?, judge?, maxConcurrency: 1 } (docs/schema/workflow.schema.json)",
+	"settings":     "keep each setting within its limits",
+	"tests":        "write the tests block as { caseTimeoutMs?, judge?, maxConcurrency: 1 }",
 	"legacy":       "move hooks to a code state ('type: code', 'script: scripts/<name>.js') and rubrics to a grader state",
 	"runtime":      "declare 'runtime: { version: \"1\" }' or leave the block out",
-	"mounts":       "name mounts the host serves (archmax serve --mount, or the deployment's wiring); grant 'read_write' only where the host mount is writable",
+	"mounts":       "name mounts archmax.host.yaml declares under 'mounts:'; grant 'read_write' only where the host serves the mount writable",
 	"skills":       "enable skills that exist as skills/<name>/SKILL.md whose frontmatter 'name:' is <name>",
 	"delegation":   "grant 'archmax_workflow_<slug>' only for a sibling workflow that loads, declares a 'manual' trigger and does not delegate back",
 	"script":       "fix the script so it parses as an ES module and imports only '@archmax-ai/harness/*'",
-	"case":         "match the case document to docs/schema/case.schema.json (title, description, steps); run 'archmax test' for the run-time checks",
+	"case":         "match the case document to the case grammar (title, description, steps); run 'archmax test' for the run-time checks",
 	"kernel":       "the kernel refuses this grant at run time; grant a path or target the state can reach",
 	"layout":       "keep one workflow.yaml per workflows/<slug>/ directory",
 	"hooks":        "move hooks/ scripts to scripts/ and wire them as code states",
@@ -82,7 +85,7 @@ var hints = map[string]string{
 	"tests.max-concurrency-unsupported": "set 'tests.maxConcurrency' to 1 or remove it",
 	"skills.block-missing":              "add a root 'skills:' block ('allow_always: […]' or '{}') to say which bundles states reach",
 	"mounts.block-missing":              "add a root 'mounts:' block to say which governed mounts states reach",
-	"mounts.unknown":                    "name one of the mounts the host serves",
+	"mounts.unknown":                    "name one of the mounts archmax.host.yaml declares",
 	"delegation.cycle":                  "break the cycle: a workflow must not delegate, directly or not, to one already in its chain",
 	"delegation.too-deep":               "flatten the chain to at most 3 delegations",
 	"delegation.disabled":               "enable the target workflow or drop the grant",
@@ -92,13 +95,94 @@ var hints = map[string]string{
 	"hooks.leftover":                    "move hooks/ scripts into scripts/, wire them as code states, then delete hooks/",
 }
 
-// HintFor returns the fix hint for a diagnostic code: its own, else its family's, else "".
+// guide is, by code family, the authoring guide's section on what a finding is about: a page of
+// docs/authoring/ and one of its headings (the docs test holds every entry to a heading).
+var guide = map[string]string{
+	"yaml":         "workflow-yaml.md#the-file",
+	"schema":       "workflow-yaml.md#root-keys",
+	"spec":         "workflow-yaml.md#root-keys",
+	"slug":         "workflow-yaml.md#grammars",
+	"state":        "workflow-yaml.md#state-keys-by-type",
+	"transition":   "workflow-yaml.md#transitions",
+	"trigger":      "triggers.md#triggers",
+	"signature":    "triggers.md#signatures-requires-and-returns",
+	"tools":        "governance.md#allow-and-forbid",
+	"reference":    "governance.md#references-in-guards",
+	"guard":        "governance.md#references-in-guards",
+	"human":        "states.md#human-states",
+	"code":         "states.md#code-states",
+	"grader":       "states.md#grader-states",
+	"automated":    "workflow-yaml.md#tools-on-a-state",
+	"governance":   "governance.md#allow-and-forbid",
+	"instructions": "workflow-yaml.md#instructions-on-a-state",
+	"settings":     "workflow-yaml.md#settings",
+	"tests":        "workflow-yaml.md#tests",
+	"legacy":       "states.md#code-states",
+	"extensions":   "workflow-yaml.md#extensions",
+	"runtime":      "workflow-yaml.md#runtime",
+	"mounts":       "governance.md#mounts",
+	"skills":       "governance.md#skills",
+	"delegation":   "parks.md#sub-workflows",
+	"script":       "scripts.md#the-three-authoring-forms-code-states",
+	"case":         "cases.md#top-level-keys",
+	"kernel":       "governance.md#the-order-of-the-rules",
+	"layout":       "workflow-yaml.md#the-file",
+	"hooks":        "states.md#code-states",
+	"workspace":    "README.md#a-workspace",
+	"host":         "host-tools.md#the-keys",
+}
+
+// GuidePath is where the authoring guide lives, relative to the repository root.
+const GuidePath = "docs/authoring/"
+
+// HintFor returns the fix hint for a diagnostic code — its own, else its family's — followed
+// by the guide's section on the family (GuideFor); "" when there is neither.
 func HintFor(code string) string {
-	if h, ok := hints[code]; ok {
-		return h
-	}
 	family, _, _ := strings.Cut(code, ".")
-	return hints[family]
+	h, ok := hints[code]
+	if !ok {
+		h = hints[family]
+	}
+	ref := GuideFor(code)
+	switch {
+	case ref == "":
+		return h
+	case h == "":
+		return "see " + ref
+	}
+	return h + " (" + ref + ")"
+}
+
+// GuideFor is the authoring guide's section on a diagnostic code's family, as a path from the
+// repository root ("docs/authoring/governance.md#skills"), or "".
+func GuideFor(code string) string {
+	family, _, _ := strings.Cut(code, ".")
+	if ref, ok := guide[family]; ok {
+		return GuidePath + ref
+	}
+	return ""
+}
+
+// GuideRefs lists every section HintFor may name, as paths from the repository root, sorted.
+func GuideRefs() []string {
+	var out []string
+	for _, ref := range guide {
+		out = append(out, GuidePath+ref)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// HintFamilies lists the code families with a hint of their own, sorted.
+func HintFamilies() []string {
+	var out []string
+	for code := range hints {
+		if !strings.Contains(code, ".") {
+			out = append(out, code)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // WithHints fills the Hint of every finding that has none (HintFor its code) and returns

@@ -1,4 +1,4 @@
-// Package httptool is the `http` kind of host tool (docs/HOST-TOOLS.md): one call is one
+// Package httptool is the `http` kind of host tool (docs/authoring/host-tools.md): one call is one
 // request to an HTTPS endpoint whose scheme and host the host file fixes (http:// only to a
 // loopback host, for local tests, as the parser allows). The URL's `{arg}`
 // placeholders — whole path segments or whole query values — are filled from the call's

@@ -1,4 +1,4 @@
-// Package lambdatool is the `lambda` kind of host tool (docs/HOST-TOOLS.md): one call is one
+// Package lambdatool is the `lambda` kind of host tool (docs/authoring/host-tools.md): one call is one
 // synchronous (RequestResponse) invocation of a Lambda function — by name or ARN, with an
 // optional qualifier — with the payload
 //

@@ -152,7 +152,7 @@ one is given. Prefer the environment variable: a --token value shows in the proc
 	fl.SetNormalizeFunc(rootAlias)
 	fl.StringVar(&f.workspace, "workspace", ".", "the authored workspace: workflows/, skills/, AGENTS.md (also --root DIR)")
 	fl.StringVar(&f.store, "store", "", "directory of the local session store (default: .archmax/ in the workspace)")
-	fl.StringVar(&f.modelScript, "model-script", "", "serve this scripted model (docs/SCRIPTED-MODEL.md) through the Converse fake (else ARCHMAX_MODEL_SCRIPT)")
+	fl.StringVar(&f.modelScript, "model-script", "", "serve this scripted model (docs/authoring/scripted-model.md) through the Converse fake (else ARCHMAX_MODEL_SCRIPT)")
 	fl.BoolVar(&f.bedrock, "bedrock", false, "call Amazon Bedrock (standard AWS credential chain; the default when ARCHMAX_MODEL is set)")
 	fl.StringVar(&f.modelID, "model", "", "default model id (else ARCHMAX_MODEL)")
 	fl.StringVar(&f.region, "region", "", "AWS region for --bedrock (else AWS_REGION)")
