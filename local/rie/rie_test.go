@@ -5,6 +5,7 @@ package rie
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -465,6 +466,22 @@ func TestLambdasUnderEmulator(t *testing.T) {
 	if msgs.status != http.StatusOK || len(page.Messages) == 0 || int64(len(page.Messages)) != sum.MessageCount || page.Next != sum.MessageCount ||
 		page.Messages[0].Role != "user" || page.Messages[0].Text != "Hi, I need a new badge please." {
 		t.Errorf("sessions-messages.json: %d %s (messageCount %d)", msgs.status, msgs.body, sum.MessageCount)
+	}
+
+	// sessions-artifact.json: the parked session's trajectory.json, rendered from the stores by
+	// the sessions function, as hostile content (base64, nosniff, a sandbox CSP).
+	var art events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(s.invoke(t, "sessions", fixture(t, "sessions-artifact.json", fixtureSession, idPrint)), &art); err != nil {
+		t.Fatalf("sessions-artifact.json: %v", err)
+	}
+	traj, derr := base64.StdEncoding.DecodeString(art.Body)
+	var tr struct {
+		SessionID string `json:"sessionId"`
+		Prompt    string `json:"prompt"`
+	}
+	if art.StatusCode != http.StatusOK || !art.IsBase64Encoded || derr != nil || json.Unmarshal(traj, &tr) != nil || tr.SessionID != idPrint ||
+		tr.Prompt != "Hi, I need a new badge please." || art.Headers["X-Content-Type-Options"] != "nosniff" || art.Headers["Content-Security-Policy"] != "sandbox" {
+		t.Errorf("sessions-artifact.json: %d %v %s", art.StatusCode, art.Headers, traj)
 	}
 
 	// turn-signature.json: a start whose variables break the trigger's signature — 422 with

@@ -15,7 +15,7 @@ import (
 // strict payload-2.0 events with consistent route keys, honest content-length, and a route
 // this handler serves.
 func TestFixtureAPIGatewayEventsAreRouted(t *testing.T) {
-	for _, name := range []string{"decide-decision.json", "deliver-delivery.json", "sessions-get.json", "sessions-messages.json",
+	for _, name := range []string{"decide-decision.json", "deliver-delivery.json", "sessions-get.json", "sessions-messages.json", "sessions-artifact.json",
 		"turn-start.json", "turn-continue.json"} {
 		data, err := os.ReadFile(filepath.Join("../../../fixtures/events", name))
 		if err != nil {
