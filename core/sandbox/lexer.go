@@ -144,37 +144,50 @@ var (
 	nodeTyp = reflect.TypeFor[ast.Node]()
 )
 
+// inspectValue walks the tree under v in preorder (each node before its fields, fields and
+// elements in order) with an explicit stack, not Go recursion: a deep tree costs heap, not the
+// goroutine's stack (whose overflow is fatal).
 func inspectValue(v reflect.Value, inFunc bool, visit func(ast.Node, bool)) {
-	switch v.Kind() {
-	case reflect.Interface:
-		if !v.IsNil() {
-			inspectValue(v.Elem(), inFunc, visit)
-		}
-	case reflect.Pointer:
-		if v.IsNil() || v.Type().Elem().PkgPath() != astPkg {
-			return
-		}
-		if v.Type().Implements(nodeTyp) {
-			n := v.Interface().(ast.Node)
-			visit(n, inFunc)
-			switch n.(type) {
-			case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral, *ast.ClassLiteral:
-				inFunc = true
+	type item struct {
+		v      reflect.Value
+		inFunc bool
+	}
+	stack := []item{{v, inFunc}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		v, inFunc := it.v, it.inFunc
+		switch v.Kind() {
+		case reflect.Interface:
+			if !v.IsNil() {
+				stack = append(stack, item{v.Elem(), inFunc})
 			}
-		}
-		inspectValue(v.Elem(), inFunc, visit)
-	case reflect.Struct:
-		if v.Type().PkgPath() != astPkg {
-			return
-		}
-		for i := range v.NumField() {
-			if v.Type().Field(i).Name != "DeclarationList" {
-				inspectValue(v.Field(i), inFunc, visit)
+		case reflect.Pointer:
+			if v.IsNil() || v.Type().Elem().PkgPath() != astPkg {
+				continue
 			}
-		}
-	case reflect.Slice:
-		for i := range v.Len() {
-			inspectValue(v.Index(i), inFunc, visit)
+			if v.Type().Implements(nodeTyp) {
+				n := v.Interface().(ast.Node)
+				visit(n, inFunc)
+				switch n.(type) {
+				case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral, *ast.ClassLiteral:
+					inFunc = true
+				}
+			}
+			stack = append(stack, item{v.Elem(), inFunc})
+		case reflect.Struct:
+			if v.Type().PkgPath() != astPkg {
+				continue
+			}
+			for i := v.NumField() - 1; i >= 0; i-- { // pushed last to first: popped in order
+				if v.Type().Field(i).Name != "DeclarationList" {
+					stack = append(stack, item{v.Field(i), inFunc})
+				}
+			}
+		case reflect.Slice:
+			for i := v.Len() - 1; i >= 0; i-- {
+				stack = append(stack, item{v.Index(i), inFunc})
+			}
 		}
 	}
 }

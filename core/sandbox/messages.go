@@ -200,3 +200,27 @@ func guardRegexTimeout(op string, timeout time.Duration) string {
 const (
 	msgWithStatement = "'with' statements are not available in the sandbox"
 )
+
+// Refusals of a source before goja parses it (sourcecheck.go). A script's own source fails with
+// them as its SyntaxError; eval and the Function constructors throw them as a guard's RangeError,
+// prefixed with the builtin.
+
+func sourceTooLarge(n int) string {
+	return "source too large (" + strconv.Itoa(n) + " bytes, over the sandbox's limit of " + limitText(maxSourceBytes) + ")"
+}
+
+func sourceTooDeep() string {
+	return "source nested too deeply (more than the sandbox's limit of " + limitText(maxSourceNesting) + " levels)"
+}
+
+func sourceChainTooLong() string {
+	return "expression too long (more than the sandbox's limit of " + limitText(maxOperatorChain) + " chained operators)"
+}
+
+func sourceTooComplex() string {
+	return "source too complex to compile (nested and chained past the sandbox's limit)"
+}
+
+func sourceTooManyLabels() string {
+	return "too many nested labels (more than the sandbox's limit of " + limitText(maxNestedLabels) + ")"
+}

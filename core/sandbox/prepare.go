@@ -108,6 +108,9 @@ func prepareKind(kind prepKind, file, src string) *prepared {
 	if kind == kindPTC && file == evalFile {
 		rw.srcName = evalSourceName(src)
 	}
+	if e := checkSource(src); e != nil { // before goja's parser recurses through it
+		return &prepared{err: rw.syntaxErr(e.off, e.msg)}
+	}
 	for {
 		lay := rw.layout(nil)
 		prg, err := parser.ParseFile(nil, rw.srcName, lay.code, 0, parser.WithDisableSourceMaps)

@@ -1080,7 +1080,7 @@ func (g *guards) installDynamicCode() {
 		if !ok {
 			return call.Argument(0)
 		}
-		return must(vm.RunProgram(g.compileDynamic("<eval>", src.String(), false)))
+		return must(vm.RunProgram(g.compileDynamic("eval", "<eval>", src.String(), false)))
 	}))
 	g.dynamicConstructor("Function", "function", g.object("Function", "prototype"))
 }
@@ -1099,7 +1099,7 @@ func (g *guards) dynamicConstructor(name, prefix string, proto *goja.Object) {
 			body = call.Arguments[n-1].String()
 		}
 		src := "(" + prefix + " anonymous(" + strings.Join(params, ",") + "\n) {\n" + body + "\n})"
-		return must(vm.RunProgram(g.compileDynamic("anonymous", src, true))).(*goja.Object)
+		return must(vm.RunProgram(g.compileDynamic(name, "anonymous", src, true))).(*goja.Object)
 	}).(*goja.Object)
 	_ = w.DefineDataProperty("name", vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 	_ = w.DefineDataProperty("length", vm.ToValue(1), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
@@ -1142,8 +1142,9 @@ func (g *guards) coverGenerators() {
 var dynamicCache = newLRU(prepCacheEntries)
 
 // compileDynamic parses, checks and rewrites dynamic code; fn requires the source to be one
-// function expression (the Function constructors' shape). Failures throw a SyntaxError.
-func (g *guards) compileDynamic(name, src string, fn bool) *goja.Program {
+// function expression (the Function constructors' shape). Failures throw a SyntaxError; a source
+// over the scan's limits (checkSource) the guard's RangeError of builtin.
+func (g *guards) compileDynamic(builtin, name, src string, fn bool) *goja.Program {
 	if !g.dynamicGlobal {
 		// dynamic code runs in the global scope, where __cs is this frozen global
 		_ = g.vm.GlobalObject().DefineDataProperty(csName, g.helpers, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
@@ -1154,6 +1155,9 @@ func (g *guards) compileDynamic(name, src string, fn bool) *goja.Program {
 	if !ok {
 		p = prepareDynamic(name, src, fn)
 		dynamicCache.put(key, p)
+	}
+	if le, ok := p.err.(*sourceLimitError); ok {
+		panic(g.refusal(builtin + ": " + le.msg))
 	}
 	if p.err != nil {
 		panic(g.refusalOf(g.syntaxError, p.err.Error()))
@@ -1166,6 +1170,9 @@ func (g *guards) compileDynamic(name, src string, fn bool) *goja.Program {
 
 // prepareDynamic is compileDynamic's preparation, cached.
 func prepareDynamic(name, src string, fn bool) *prepared {
+	if e := checkSource(src); e != nil { // before goja's parser recurses through it
+		return &prepared{err: e}
+	}
 	prg, err := parser.ParseFile(nil, name, src, 0, parser.WithDisableSourceMaps)
 	if err != nil {
 		return &prepared{err: err}

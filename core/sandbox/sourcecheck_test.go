@@ -1,0 +1,144 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// deepSources are sources nested or chained far past the scan's limits — each overflowed the Go
+// stack in goja's parser or compiler (a fatal error, the process died) or compiled for minutes
+// — as dynamic code: what JavaScript builds them from, and the refusal's text after the builtin.
+var deepSources = []struct{ name, js, want string }{
+	{"sum", `'1' + '+1'.repeat(1e6)`, sourceChainTooLong()},
+	{"nots", `'!'.repeat(1e6) + '1'`, sourceTooDeep()},
+	{"members", `'a' + '.a'.repeat(1e6)`, sourceTooDeep()},
+	{"parentheses", `'('.repeat(1e6) + '1' + ')'.repeat(1e6)`, sourceTooDeep()},
+	{"brackets", `'['.repeat(1e6)`, sourceTooDeep()},
+	{"braces", `'{'.repeat(1e6)`, sourceTooDeep()},
+	{"objects", `'x=' + '{a:'.repeat(4e5) + '1' + '}'.repeat(4e5)`, sourceTooDeep()},
+	{"arrows", `'x=>'.repeat(1e5) + '1'`, sourceTooDeep()},
+	{"templates", "'`${'.repeat(1e5) + '1' + '}`'.repeat(1e5)", sourceTooDeep()},
+	{"ternaries", `'a?b:'.repeat(4e5) + 'c'`, sourceTooDeep()},
+	{"assignments", `'a='.repeat(1e6) + '1'`, sourceTooDeep()},
+	{"calls", `'f' + '()'.repeat(1e6)`, sourceTooDeep()},
+	{"ifs", `'if(a)'.repeat(4e5) + 'b;'`, sourceTooDeep()},
+	{"else ifs", `'if(a)b;' + 'else if(a)b;'.repeat(1.5e5)`, sourceTooDeep()},
+	{"news", `'new '.repeat(5e5) + 'X'`, sourceTooDeep()},
+	{"powers", `'2' + '**2'.repeat(6e5)`, sourceChainTooLong()},
+	{"labels", `'a:'.repeat(5000) + '1'`, sourceTooManyLabels()},
+	{"class heritage", `'x=' + 'class extends '.repeat(1e5) + 'Object' + '{}'.repeat(1e5)`, sourceTooDeep()},
+	{"many chains", `('x=' + 'a+'.repeat(9000) + 'a;').repeat(10)`, sourceTooComplex()},
+	{"size", `'1;'.repeat(1.1e6)`, sourceTooLarge(2_200_000)},
+}
+
+// The child of TestSourceBoundRefusesDeepSources: every payload in one process, each announced
+// first, so a crash names it.
+func TestSourceBoundChild(t *testing.T) {
+	if os.Getenv("SANDBOX_SOURCE_CHILD") == "" {
+		t.Skip("run by TestSourceBoundRefusesDeepSources")
+	}
+	for _, p := range deepSources {
+		for _, entry := range []struct{ name, call string }{
+			{"eval", "eval(%s)"}, {"Function", "Function(%s)"}, {"new Function", "new Function('return 1', %s)"},
+			{"AsyncFunction", "new (Object.getPrototypeOf(async function () {}).constructor)(%s)"},
+		} {
+			if entry.name != "eval" && p.name == "size" {
+				continue
+			}
+			fmt.Printf("payload %s/%s\n", p.name, entry.name)
+			builtin := map[string]string{"eval": "eval", "Function": "Function", "new Function": "Function", "AsyncFunction": "AsyncFunction"}[entry.name]
+			src := `const src = ` + p.js + `; let caught = "none"; try { ` + fmt.Sprintf(entry.call, "src") + ` } catch (e) { caught = (e instanceof RangeError) + " " + e.message }
+if (caught !== "true ` + builtin + `: ` + p.want + `") throw new Error("caught " + caught);
+` + fmt.Sprintf(entry.call, "src")
+			r := runWith(t, context.Background(), &testHost{}, src, func(c *CodeStateRun) { c.Quotas.TimeoutMs, c.Quotas.MemoryLimitBytes = nativesTimeoutMs, 1<<30 })
+			wantQuota(t, r.err, builtin+": "+p.want)
+		}
+		// the same shape as the script's own source, a code state's and an agent script's
+		fmt.Printf("payload %s/source\n", p.name)
+		vm := newGuardedRuntime(t)
+		text := must(vm.RunString(p.js)).String()
+		r := runWith(t, context.Background(), &testHost{}, text, nil)
+		se := as[*SyntaxError](t, r.err)
+		if se.Message != p.want || se.File != "scripts/test.js" || se.Line < 1 {
+			t.Errorf("%s: %+v", p.name, se)
+		}
+		res := replCall(t, newTestREPL(t), &testHost{}, text, nil)
+		if !res.Error || !strings.Contains(res.Text, p.want) {
+			t.Errorf("%s: agent script answered %.200q", p.name, res.Text)
+		}
+	}
+	fmt.Println("payloads done")
+}
+
+// Sources nested or chained past the limits are refused before goja's parser recurses through
+// them: dynamic code with the guard's catchable RangeError (uncaught, a QuotaError), a script's
+// own source with a SyntaxError. The payloads run in a child process: were one to overflow the
+// stack again, the fatal error kills the child, and this test fails naming it.
+func TestSourceBoundRefusesDeepSources(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestSourceBoundChild$", "-test.v", "-test.timeout", "600s")
+	cmd.Env = append(os.Environ(), "SANDBOX_SOURCE_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	text := string(out)
+	if err != nil || !strings.Contains(text, "payloads done") || !strings.Contains(text, "--- PASS: TestSourceBoundChild") {
+		last := text[max(0, strings.LastIndex(text, "payload ")):]
+		t.Fatalf("child failed (%v) at %.300s\n%s", err, last, tail(text, 3000))
+	}
+}
+
+func tail(s string, n int) string { return s[max(0, len(s)-n):] }
+
+// ordinarySources are deep-ish or long code a person or a model writes: each runs, as a code
+// state's source and through eval, and gives "ok".
+var ordinarySources = []struct{ name, src string }{
+	{"500 nested arrays", "const a = " + strings.Repeat("[", 500) + strings.Repeat("]", 500) + "; 'ok'"},
+	{"1,000 nested parentheses", "const v = " + strings.Repeat("(", 1000) + "1" + strings.Repeat(")", 1000) + "; v === 1 ? 'ok' : 'bad'"},
+	{"a 10,000-term sum", "const a = 1, b = 2; const v = a" + strings.Repeat("+b+a", 4999) + "+b; v === 15000 ? 'ok' : 'bad ' + v"},
+	{"a method chain of 200", "const o = { m() { return this; } }; o" + strings.Repeat(".m()", 200) + " === o ? 'ok' : 'bad'"},
+	{"500 else ifs", "let x = 499, r = ''; if (x === -1) r = 'no';" + elseIfs(500) + " r"},
+	{"an object of 10,000 keys", "const o = {" + keys(10000) + "}; Object.keys(o).length === 10000 ? 'ok' : 'bad'"},
+	{"5,000 lines without semicolons", strings.Repeat("x = (typeof x === 'number' ? x : 0) + 1\n", 5000) + "x === 5000 ? 'ok' : 'bad'"},
+	{"regexes and divisions", "const re = /[(\\[{]+\\/(?:a|b)?/g, d = 10 / 2 / 5; if (d) /x/.test('x'); `${'(('}` + '((' + \"[[\" && re.test('((/a') && d === 1 ? 'ok' : 'bad'"},
+	{"nested templates", "let t = " + strings.Repeat("`${", 50) + "'ok'" + strings.Repeat("}`", 50) + "; t"},
+	{"labels and cases", "let r = ''; outer: for (const i of [1, 2]) { inner: for (const j of [1]) { switch (i) { case 1: { r += 'o'; continue outer; } default: r += 'k'; break outer; } } } r"},
+	{"functions and classes", "function f() { return { a: { b: 1 } }; }\n/x/.test('x');\nclass C extends Object { m() { return f().a.b; } }\nconst g = function () {} / 1; new C().m() === 1 && isNaN(g) ? 'ok' : 'bad'"},
+}
+
+func elseIfs(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, " else if (x === %d) r = 'ok';", i)
+	}
+	return b.String()
+}
+
+func keys(n int) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "k%d: { v: %d, w: [%d] },", i, i, i)
+	}
+	return b.String()
+}
+
+// What people and models write stays under the limits by orders of magnitude: none of these is
+// refused, as a script (an agent script's completion value) or as dynamic code.
+func TestSourceBoundAcceptsOrdinaryCode(t *testing.T) {
+	for _, c := range ordinarySources {
+		t.Run(c.name, func(t *testing.T) {
+			if e := checkSource(c.src); e != nil {
+				t.Fatalf("refused: %s at %d", e.msg, e.off)
+			}
+			wantOK(t, replCall(t, newTestREPL(t), &testHost{}, c.src, nil), "ok")
+			src := "const src = " + jsString(c.src) + "; if (eval(src) !== 'ok') throw new Error('eval: ' + eval(src));"
+			mustSucceed(t, runScript(t, src))
+		})
+	}
+}
+
+func jsString(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
