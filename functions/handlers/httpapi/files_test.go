@@ -89,6 +89,14 @@ func parkedThenDecided(t *testing.T, dir string) (string, map[string]any) {
 		t.Fatalf("park: %d %v", status, body)
 	}
 	pending := body["pending"].(map[string]any)
+	// the summary and the listing link the evidence too
+	hf := New(first, nil, nil, WithPolicy(testPolicy))
+	sum := summaryOf(t, hf, "art-1")
+	_, list := call(t, hf, get("/v1/sessions", nil))
+	listed := list["sessions"].([]any)[0].(map[string]any)["pending"].(map[string]any)["decision"].(map[string]any)["evidenceLinks"]
+	if l := sum.Pending.Decision.EvidenceLinks; len(l) != 1 || l[0].Href != "/v1/sessions/art-1/files/scratchpad/refund.md" || listed == nil {
+		t.Fatalf("summary evidenceLinks = %+v, listed %v", l, listed)
+	}
 	second := openFS(t, dir)
 	second.qm.push(*text("Refunded."))
 	status, body = call(t, New(second, nil, nil, WithPolicy(testPolicy)), decision("art-1", `{"to":"done","comment":"fine"}`))
@@ -456,4 +464,31 @@ func TestContentAnswersConformToTheOpenAPIDocument(t *testing.T) {
 	check("/v1/sessions/"+id+"/files/checkpoints/x.json", nil, 404)
 	check("/v1/sessions/"+id+"/files/../other/x.md", nil, 400)
 	check("/v1/sessions/nobody/files/scratchpad/x.md", nil, 404)
+}
+
+// evidenceLinks: every path escaped per segment, a delegated park's links naming the session
+// whose decision it is (the innermost child), and the park given never changed.
+func TestLinkEvidence(t *testing.T) {
+	p := &session.Park{ParkID: "p1", Channel: session.ChannelDecision,
+		Decision:   &session.PendingDecision{State: "review", Evidence: []string{"scratchpad/a b#1.md", "report.json"}},
+		Delegation: &session.DelegatedPark{SessionID: "root~1", Inner: &session.DelegatedPark{SessionID: "root~1~2"}}}
+	got := linkEvidence(p, "root")
+	if p.Decision.EvidenceLinks != nil {
+		t.Error("the park given was changed")
+	}
+	want := []session.EvidenceLink{{Path: "scratchpad/a b#1.md", Href: "/v1/sessions/root~1~2/files/scratchpad/a%20b%231.md"},
+		{Path: "report.json", Href: "/v1/sessions/root~1~2/files/report.json"}}
+	if len(got.Decision.EvidenceLinks) != 2 || got.Decision.EvidenceLinks[0] != want[0] || got.Decision.EvidenceLinks[1] != want[1] {
+		t.Errorf("evidenceLinks = %+v, want %+v", got.Decision.EvidenceLinks, want)
+	}
+	if own := linkEvidence(&session.Park{Decision: &session.PendingDecision{Evidence: []string{"x.md"}}}, "s 1"); own.Decision.EvidenceLinks[0].Href != "/v1/sessions/s%201/files/x.md" {
+		t.Errorf("own park link = %s", own.Decision.EvidenceLinks[0].Href)
+	}
+	if linkEvidence(nil, "s") != nil {
+		t.Error("no park, a park")
+	}
+	in := &session.Park{Channel: session.ChannelInput, Input: &session.PendingInput{State: "w"}}
+	if linkEvidence(in, "s") != in {
+		t.Error("an input park was copied")
+	}
 }
