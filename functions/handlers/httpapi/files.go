@@ -161,7 +161,7 @@ func fileRefusal(t readTarget, err error) error {
 		return &contentError{status: http.StatusBadRequest, code: CodePathEscape,
 			message: fmt.Sprintf("The path '%s' climbs out of the session's folder; name a file inside it, such as 'scratchpad/report.md'.", t.name),
 			details: map[string]any{"sessionId": t.sessionID, "path": t.name}}
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalidKey): // a NUL: a name no file has
 		return &contentError{status: http.StatusNotFound, code: CodeFileNotFound,
 			message: fmt.Sprintf("Session '%s' has no file '%s' to serve.", t.sessionID, t.name),
 			details: map[string]any{"sessionId": t.sessionID, "path": t.name}}

@@ -309,18 +309,20 @@ func TestEvidenceFilesAreServedReadOnly(t *testing.T) {
 
 	// refusals
 	for p, want := range map[string][2]any{
-		"../other/scratchpad/secret.md":    {http.StatusBadRequest, CodePathEscape},
-		"scratchpad/../../other/x.md":      {http.StatusBadRequest, CodePathEscape},
-		"checkpoints/c.json":               {http.StatusNotFound, CodeFileNotFound},
-		"Artifacts/graph.json":             {http.StatusNotFound, CodeFileNotFound},
-		"artifacts/graph.json":             {http.StatusNotFound, CodeFileNotFound},
-		"_specs/x.json":                    {http.StatusNotFound, CodeFileNotFound},
-		"scratchpad/../checkpoints/c.json": {http.StatusNotFound, CodeFileNotFound},
-		"conversation_history/1.md":        {http.StatusNotFound, CodeFileNotFound},
-		"workflows/desk/workflow.yaml":     {http.StatusNotFound, CodeFileNotFound},
-		"archmax.host.yaml":                {http.StatusNotFound, CodeFileNotFound},
-		"scratchpad":                       {http.StatusNotFound, CodeFileNotFound},
-		"scratchpad/none.md":               {http.StatusNotFound, CodeFileNotFound},
+		"../other/scratchpad/secret.md":                  {http.StatusBadRequest, CodePathEscape},
+		"scratchpad/../../other/x.md":                    {http.StatusBadRequest, CodePathEscape},
+		"checkpoints/c.json":                             {http.StatusNotFound, CodeFileNotFound},
+		"Artifacts/graph.json":                           {http.StatusNotFound, CodeFileNotFound},
+		"artifacts/graph.json":                           {http.StatusNotFound, CodeFileNotFound},
+		"_specs/x.json":                                  {http.StatusNotFound, CodeFileNotFound},
+		"scratchpad/../checkpoints/c.json":               {http.StatusNotFound, CodeFileNotFound},
+		"conversation_history/1.md":                      {http.StatusNotFound, CodeFileNotFound},
+		"workflows/desk/workflow.yaml":                   {http.StatusNotFound, CodeFileNotFound},
+		"archmax.host.yaml":                              {http.StatusNotFound, CodeFileNotFound},
+		"scratchpad":                                     {http.StatusNotFound, CodeFileNotFound},
+		"scratchpad/none.md":                             {http.StatusNotFound, CodeFileNotFound},
+		"scratchpad/a\x00b.md":                           {http.StatusNotFound, CodeFileNotFound},
+		"scratchpad/" + strings.Repeat("n", 300) + ".md": {http.StatusNotFound, CodeFileNotFound},
 	} {
 		r := getContent(t, h, testUserARN, "/v1/sessions/"+id+"/files/"+p, nil)
 		if r.StatusCode != want[0] || contentCode(t, r) != want[1] {
