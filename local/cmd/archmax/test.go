@@ -96,8 +96,7 @@ Exit status: 0 every case passed or was skipped (also an empty selection of a di
 func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout, stderr io.Writer) int {
 	authored, err := fs.OpenFilesReadOnly(f.workspace)
 	if err != nil {
-		fmt.Fprintf(stderr, "archmax: %v\n", err)
-		return exitFail
+		return failSuite(stdout, stderr, f.jsonOut, err)
 	}
 	flow := newRenderer(stderr, stderr, false, false)
 	var tokens atomic.Int64
@@ -165,8 +164,7 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 	var passed, failed, skipped, noModel int
 	hostFile, err := validate.ReadHost(ctx, authored) // its tools are no unknown names to a case
 	if err != nil {
-		fmt.Fprintf(stderr, "archmax: %v\n", err)
-		return exitFail
+		return failSuite(stdout, stderr, f.jsonOut, err)
 	}
 	res, err := runner.RunTests(ctx, runner.Options{Workflow: workflow, Authored: authored, Filter: filter, NewTarget: newTarget, Strict: f.strict,
 		HostTools: hostFile.Tools(),
@@ -199,13 +197,12 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 			warnMu.Unlock()
 		}})
 	if err != nil {
-		fmt.Fprintf(stderr, "archmax: %v\n", err)
-		return exitFail
+		return failSuite(stdout, stderr, f.jsonOut, err)
 	}
 	if filter != "" && len(res.Results) == 0 && res.Skipped == "" {
 		// the reference: an error, and nothing on stdout
-		fmt.Fprintf(stderr, "archmax: no cases matched '%s' (%d discovered)\n", filter, res.Discovered)
-		return exitFail
+		return failSuite(stdout, stderr, f.jsonOut, codedHint("NoCasesMatchedError", fmt.Errorf("no cases matched '%s' (%d discovered)", filter, res.Discovered),
+			"FILTER keeps the cases whose path under the workspace contains it; 'archmax test "+workflow+"' runs them all"))
 	}
 	printNeedsModel(stderr, settleNeedsModel(res))
 	switch {

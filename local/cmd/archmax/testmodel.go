@@ -55,3 +55,14 @@ func printNeedsModel(w io.Writer, files []string) {
 		fmt.Fprintf(w, "  %s\n", f)
 	}
 }
+
+// failSuite reports a suite that cannot run (or a filter that matched nothing) as every
+// failure is reported — the stderr line and hint, and with --json one error record on stdout
+// (in place of the result object) — and returns its exit status.
+func failSuite(stdout, stderr io.Writer, jsonOut bool, err error) int {
+	var args []string
+	if jsonOut {
+		args = []string{"--json"}
+	}
+	return reportError(stdout, stderr, args, err, "archmax test --help")
+}

@@ -70,3 +70,28 @@ func TestCaseWithoutAModelScriptHasItsOwnHeading(t *testing.T) {
 		t.Errorf("with a failure: exit %d %s %s", code, out, errs)
 	}
 }
+
+// With --json a suite that cannot run, or a filter that matches nothing, is one error record
+// on stdout (in place of the result object).
+func TestSuiteFailuresAreRecordsWithJSON(t *testing.T) {
+	dir := t.TempDir()
+	if err := copyWorkspace(dir, ws); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "test", "--workspace", dir, "--json", "access-request", "no-such-case")
+	if got, _, details := errorLine(t, strings.TrimSpace(out)); code != exitFail || got != "NoCasesMatchedError" || details["hint"] == nil ||
+		!strings.Contains(errs, "archmax: no cases matched 'no-such-case'") {
+		t.Errorf("no match: exit %d %s %s", code, out, errs)
+	}
+	if code, out, _ := run(t, "test", "--workspace", dir, "access-request", "no-such-case"); code != exitFail || out != "" {
+		t.Errorf("no match without --json: exit %d %q", code, out)
+	}
+	wf := filepath.Join(dir, "workflows", "access-request", "workflow.yaml")
+	if err := os.WriteFile(wf, []byte("statez: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = run(t, "test", "--workspace", dir, "--json", "access-request")
+	if got, _, _ := errorLine(t, strings.TrimSpace(out)); code != exitFail || got == "" {
+		t.Errorf("suite error: exit %d %s", code, out)
+	}
+}
