@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/archmax-ai/archmax/core/artifacts"
 	"github.com/archmax-ai/archmax/core/spec"
@@ -19,8 +20,21 @@ const artifactPage = 500
 // record (variables, usage, specHash), the whole transcript and trail, and the spec snapshot
 // the record's specHash names (_specs/<hash>.json; left out when it is not stored or does not
 // hash to specHash). A record that cannot be decoded reads as no checkpoint (no trail.json,
-// no variables.json). Errors: *SessionNotFoundError, *spec.SessionStoreIdError, store errors.
-func (s *Sessions) ArtifactSource(ctx context.Context, sessionID string) (*artifacts.Source, error) {
+// no variables.json). With names, only what those artifacts are rendered from is read (the
+// transcript for trajectory.json, the trail for trail.json, the snapshot for the graph and
+// metadata.json). Errors: *SessionNotFoundError, *spec.SessionStoreIdError, store errors.
+func (s *Sessions) ArtifactSource(ctx context.Context, sessionID string, names ...string) (*artifacts.Source, error) {
+	need := func(of ...string) bool {
+		if len(names) == 0 {
+			return true
+		}
+		for _, n := range of {
+			if slices.Contains(names, n) {
+				return true
+			}
+		}
+		return false
+	}
 	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {
 		return nil, err
@@ -33,7 +47,7 @@ func (s *Sessions) ArtifactSource(ctx context.Context, sessionID string) (*artif
 		return nil, err
 	}
 	src := &artifacts.Source{SessionID: id, Workflow: h.Workflow}
-	for after := int64(0); after < h.Messages; {
+	for after := int64(0); need(artifacts.Trajectory) && after < h.Messages; {
 		page, next, err := s.Messages(ctx, id, after, artifactPage)
 		if err != nil {
 			return nil, err
@@ -49,14 +63,16 @@ func (s *Sessions) ArtifactSource(ctx context.Context, sessionID string) (*artif
 		return src, nil // no checkpoint: graph, trajectory and metadata only
 	}
 	src.Checkpoint, src.SpecHash, src.Variables = true, rec.SpecHash, rec.Variables
-	if src.Trail, err = s.Trail(ctx, id); err != nil {
-		return nil, err
+	if need(artifacts.Trail) {
+		if src.Trail, err = s.Trail(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	if u := rec.Usage; !u.Empty() {
 		src.Usage = &artifacts.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadTokens: u.CacheReadTokens,
 			CacheCreationTokens: u.CacheCreationTokens, CostUSD: u.CostUSD}
 	}
-	if rec.SpecHash != "" {
+	if rec.SpecHash != "" && need(artifacts.GraphJSON, artifacts.GraphMermaid, artifacts.Metadata) {
 		src.Spec = s.snapshot(ctx, rec.SpecHash)
 	}
 	return src, nil

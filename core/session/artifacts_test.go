@@ -38,6 +38,13 @@ func TestArtifactSource(t *testing.T) {
 		t.Errorf("not every artifact renders from a whole session")
 	}
 
+	// only what the named artifacts need is read
+	if g, err := sessions.ArtifactSource(ctx, "s1", artifacts.GraphJSON); err != nil || g.Spec == nil || g.Messages != nil || g.Trail != nil {
+		t.Errorf("source of graph.json = %+v, %v (want the snapshot alone)", g, err)
+	}
+	if tr, err := sessions.ArtifactSource(ctx, "s1", artifacts.Trail); err != nil || tr.Spec != nil || tr.Messages != nil || len(tr.Trail) != 1 {
+		t.Errorf("source of trail.json = %+v, %v (want the trail alone)", tr, err)
+	}
 	snapshot := "_specs/" + src.SpecHash + ".json"
 	must(t, h.files.Write(ctx, snapshot, []byte(`{"states":{"other":{"instructions":"x"}}}`)))
 	if src, _ := sessions.ArtifactSource(ctx, "s1"); src.Spec != nil {

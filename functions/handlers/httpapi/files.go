@@ -106,15 +106,17 @@ func (h *Handler) contentAnswer(ctx context.Context, req events.APIGatewayV2HTTP
 		return none, err
 	}
 	if t.view == "artifact" {
-		src, err := sessions.ArtifactSource(work, t.sessionID)
+		src, err := sessions.ArtifactSource(work, t.sessionID, t.name)
 		if err != nil {
 			return none, err
 		}
 		data, ok := artifacts.One(src, t.name)
 		if !ok {
-			var have []string
-			for _, f := range artifacts.Render(src) {
-				have = append(have, f.Name)
+			var have []string // what the session has: read whole, only on this refusal
+			if all, err := sessions.ArtifactSource(work, t.sessionID); err == nil {
+				for _, f := range artifacts.Render(all) {
+					have = append(have, f.Name)
+				}
 			}
 			return none, &contentError{status: http.StatusNotFound, code: CodeArtifactNotFound,
 				message: fmt.Sprintf("Session '%s' has no %s: %s", t.sessionID, t.name, missingWhy(t.name)),
