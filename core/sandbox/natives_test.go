@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
+	"github.com/dop251/goja"
 )
 
 // hostileNative is a script that makes one native builtin — which no interrupt reaches — work
@@ -93,6 +94,12 @@ var hostileNatives = []hostileNative{
 	{"JSON.stringify typed array", `JSON.stringify(new Int8Array(16e6))`, "JSON.stringify: array length 16000000 exceeds the sandbox's limit of 1,048,576"},
 	{"JSON.stringify replacer array", `const a = []; a.length = 4e9; JSON.stringify({}, a)`, "JSON.stringify: array length 4000000000 exceeds the sandbox's limit of 1,048,576"},
 	{"JSON.stringify omitted properties", `const o = {}; for (let i = 0; i < 1e5; i++) o["k" + i] = undefined; JSON.stringify(new Array(1e4).fill(o))`, "JSON.stringify: too many omitted properties (more than the sandbox's limit of 1,048,576)"},
+	{"flat", `Array(65535).fill(Array(65535).fill(0)).flat()`, "flat: too many elements (more than the sandbox's limit of 1,048,576)"},
+	{"flat to a depth", `let a = [0]; for (let i = 0; i < 21; i++) a = [a, a]; a.flat(Infinity)`, "flat: too many elements (more than the sandbox's limit of 1,048,576)"},
+	{"flat of a cycle", `const a = [1]; a.push(a); a.flat(Infinity)`, "flat: too many elements (more than the sandbox's limit of 1,048,576)"},
+	{"flat of holes", `const a = []; a.length = 1e6; [a, a].flat()`, "flat: too many elements (more than the sandbox's limit of 1,048,576)"},
+	{"flatMap", `const big = Array(65535).fill(0); Array(65535).fill(0).flatMap(() => big)`, "flatMap: too many elements (more than the sandbox's limit of 1,048,576)"},
+	{"flatMap of holes", `const h = []; h.length = 4e9; [1].flatMap(() => h)`, "flatMap: too many elements (more than the sandbox's limit of 1,048,576)"},
 	{"JSON.stringify filled arrays", `JSON.stringify(Array(1048576).fill(Array(1048576).fill(null)))`, jsonTooLarge},
 	{"JSON.stringify shared empty objects", `let o = {}; for (let i = 0; i < 40; i++) o = [o, o]; JSON.stringify(o)`, jsonTooLarge},
 	// Walks that re-enter one another through script code share one budget of native levels
@@ -287,4 +294,20 @@ func TestCS61_RegexTimeoutsFailClosed(t *testing.T) {
 		})
 	}
 	mustSucceed(t, runScript(t, `if (!/^(?=.)(a+)+$/.test("aaa") || "aXb".replace(/(?<=a)X/, "-") !== "a-b") throw new Error("broken");`))
+}
+
+// flat and flatMap under the limit give what goja's natives give: depths (default, 0, 2,
+// Infinity, NaN, negative, a string), holes, array-likes, nested proxies, flatMap's thisArg and
+// arguments, and a mapper returning non-arrays.
+func TestFlatResultsAreUnchanged(t *testing.T) {
+	src := `const h = [1, , [2, , [3, [4]]]];
+const p = new Proxy([5, [6]], {});
+const cases = [h.flat(), h.flat(0), h.flat(2), h.flat(Infinity), h.flat(NaN), h.flat(-1), h.flat("2"), [[p]].flat(2),
+  Array.prototype.flat.call({ length: 2, 0: [1, 2], 1: 3 }), [].flat(), [[]].flat(),
+  [1, 2, 3].flatMap(function (x, i, a) { return [x * this.k, i, a.length]; }, { k: 10 }),
+  [1, [2], , 3].flatMap((x) => x), ["a b", "c"].flatMap((s) => s.split(" ")), [1, 2].flatMap((x) => [[x]])];
+JSON.stringify(cases)`
+	native := goja.New()
+	want := must(native.RunString(src)).String()
+	wantOK(t, replCall(t, newTestREPL(t), &testHost{}, src, nil), want)
 }

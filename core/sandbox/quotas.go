@@ -372,6 +372,81 @@ func (g *guards) installArrayGuards() {
 		return []goja.Value{call.Argument(0), g.vm.ToValue(k), g.vm.ToValue(final)}
 	})
 	g.define(proto, "join", g.fn("join", 1, g.join))
+	g.installFlatGuards(proto)
+}
+
+// installFlatGuards bounds the arrays flat and flatMap build (goja's natives append every
+// element of every nested array without a check: Array(65535).fill(Array(65535).fill(0)).flat()
+// asked for 4e9). flat counts its result first, walking the nested arrays it would flatten (to
+// its depth) without building anything, and refuses past maxElements elements or indices
+// walked; flatMap counts as the callback returns, before the native appends what it returned.
+func (g *guards) installFlatGuards(proto *goja.Object) {
+	g.wrap(proto, "flat", 0, func(call goja.FunctionCall) []goja.Value {
+		o, n := g.lengthOf(call.This)
+		if n > maxElements {
+			g.refuse(guardArrayLength("flat", n))
+		}
+		depth := 1.0
+		if d := call.Argument(0); !goja.IsUndefined(d) {
+			if depth = d.ToNumber().ToFloat(); math.IsNaN(depth) || depth < 0 {
+				depth = 0
+			}
+		}
+		g.countFlat(o, n, math.Trunc(depth))
+		return []goja.Value{g.vm.ToValue(depth)}
+	})
+	g.wrap(proto, "flatMap", 1, func(call goja.FunctionCall) []goja.Value {
+		cb, ok := goja.AssertFunction(call.Argument(0))
+		if !ok {
+			return nil // the native throws its TypeError
+		}
+		var total int64
+		counted := g.vm.ToValue(func(c goja.FunctionCall) goja.Value {
+			v := must(cb(c.This, c.Arguments...))
+			add := int64(1)
+			if a, ok := v.(*goja.Object); ok && isArray(g.vm, a) {
+				add = toLength(a.Get("length"))
+			}
+			if total += add; total > maxElements {
+				g.refuse(guardTooMany("flatMap", "elements", maxElements))
+			}
+			return v
+		})
+		return []goja.Value{counted, call.Argument(1)}
+	})
+}
+
+// countFlat walks what flat(depth) would flatten — o's n indices, and those of each array
+// element while depth lasts — and refuses once the walk passes maxElements (the result's
+// elements, holes of nested arrays included: the native walks them too).
+func (g *guards) countFlat(o *goja.Object, n int64, depth float64) {
+	type level struct {
+		o     *goja.Object
+		i, n  int64
+		depth float64
+	}
+	var walked int64
+	stack := []level{{o, 0, n, depth}}
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.i >= top.n {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if walked++; walked > maxElements {
+			g.refuse(guardTooMany("flat", "elements", maxElements))
+		}
+		i := top.i
+		top.i++
+		if top.depth < 1 {
+			continue
+		}
+		e, ok := top.o.Get(strconv.FormatInt(i, 10)).(*goja.Object)
+		if !ok || e.ExportType() == proxyType || e.ClassName() != "Array" {
+			continue
+		}
+		stack = append(stack, level{e, 0, toLength(e.Get("length")), top.depth - 1})
+	}
 }
 
 // guardTypedJoin bounds %TypedArray%.prototype.join (its elements are numbers of at most
