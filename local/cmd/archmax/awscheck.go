@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/archmax-ai/archmax/local/runner"
@@ -67,15 +68,38 @@ func bedrockPreflight(ctx context.Context, region, modelID string) error {
 	if err := checkProfileRegion(modelID, cfg.Region); err != nil {
 		return usageError{err}
 	}
+	return checkCredentials(ctx, cfg, "Amazon Bedrock")
+}
+
+// checkCredentials asks cfg's credential chain for credentials, for what (a service).
+func checkCredentials(ctx context.Context, cfg aws.Config, what string) error {
 	cctx, cancel := context.WithTimeout(ctx, credentialsTimeout)
 	defer cancel()
 	if cfg.Credentials == nil {
-		return codedHint(codeNoCredentials, errors.New("no AWS credentials for Amazon Bedrock"), credentialsHint)
+		return codedHint(codeNoCredentials, fmt.Errorf("no AWS credentials for %s", what), credentialsHint)
 	}
 	if _, err := cfg.Credentials.Retrieve(cctx); err != nil {
-		return codedHint(codeNoCredentials, fmt.Errorf("no AWS credentials for Amazon Bedrock: %w", err), credentialsHint)
+		return codedHint(codeNoCredentials, fmt.Errorf("no AWS credentials for %s: %w", what, err), credentialsHint)
 	}
 	return nil
+}
+
+// awsStorePreflight checks, for --aws, that the credential chain yields credentials before the
+// session store on DynamoDB and S3 is opened (a missing region is the store's own usage error;
+// an --endpoint-url peer takes the static keys as they are).
+func awsStorePreflight(ctx context.Context, region, endpoint string) error {
+	if endpoint != "" {
+		return nil
+	}
+	var opts []func(*config.LoadOptions) error
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil || cfg.Region == "" {
+		return nil // said by the store's own checks
+	}
+	return checkCredentials(ctx, cfg, "DynamoDB and S3 (--aws)")
 }
 
 // checkProfileRegion refuses a cross-region inference profile id (us., eu., apac.) in a

@@ -68,7 +68,37 @@ func hintOf(err error) string {
 	if errors.As(err, &call) {
 		return modelCallHint(call)
 	}
+	if noCredentials(strings.ToLower(err.Error())) {
+		return credentialsHint // an AWS call of the store (--aws) or a host tool
+	}
 	return ""
+}
+
+// noCredentials reports whether an AWS SDK error's text (lower-cased) says no credentials
+// were found or they were refused.
+func noCredentials(text string) bool {
+	for _, s := range []string{"get credentials", "no ec2 imds role", "failed to refresh cached credentials", "security token included in the request is invalid",
+		"the sso session", "expiredtoken"} {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// distinctLines drops the repeats of a line in a message (errors joined from parallel calls
+// that failed alike), keeping the first of each in order.
+func distinctLines(msg string) string {
+	lines := strings.Split(msg, "\n")
+	seen := map[string]bool{}
+	out := lines[:0]
+	for _, l := range lines {
+		if !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // modelCallHint is what to do about a failed model call the CLI recognises: no AWS
@@ -77,9 +107,7 @@ func hintOf(err error) string {
 func modelCallHint(call *model.CallError) string {
 	text := strings.ToLower(call.Message + " " + fmt.Sprint(call.Err))
 	switch {
-	case strings.Contains(text, "get credentials") || strings.Contains(text, "no ec2 imds role") ||
-		strings.Contains(text, "failed to refresh cached credentials") || strings.Contains(text, "security token") ||
-		strings.Contains(text, "sso session") || call.Code == "UnrecognizedClientException" || call.Code == "ExpiredTokenException":
+	case noCredentials(text) || call.Code == "UnrecognizedClientException" || call.Code == "ExpiredTokenException":
 		return credentialsHint
 	case call.Code == "ValidationException" && (strings.Contains(text, "model identifier") || strings.Contains(text, "inference profile") ||
 		strings.Contains(text, "on-demand throughput")):
@@ -159,7 +187,8 @@ func reportError(stdout, stderr io.Writer, args []string, err error, help string
 		}
 	}
 	hint := hintOf(err)
-	fmt.Fprintf(stderr, "archmax: %v\n", err)
+	msg := distinctLines(err.Error())
+	fmt.Fprintf(stderr, "archmax: %s\n", msg)
 	if hint != "" {
 		fmt.Fprintf(stderr, "  hint: %s\n", hint)
 	}
@@ -167,7 +196,9 @@ func reportError(stdout, stderr io.Writer, args []string, err error, help string
 		fmt.Fprintf(stderr, "Run '%s' for usage.\n", help)
 	}
 	if wantsJSON(args) {
-		b, _ := json.Marshal(newErrorRecord(err, exit, hint))
+		rec := newErrorRecord(err, exit, hint)
+		rec.Error.Message = distinctLines(rec.Error.Message)
+		b, _ := json.Marshal(rec)
 		fmt.Fprintf(stdout, "%s\n", b)
 		var tf *turnFailed
 		if errors.As(err, &tf) && tf.outcome != nil {

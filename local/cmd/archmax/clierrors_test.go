@@ -182,3 +182,18 @@ func TestReusedSessionIDHint(t *testing.T) {
 		}
 	}
 }
+
+// --aws asks for credentials before it opens the store: one line and the hint, not the
+// store's every failed call.
+func TestAWSStoreWithoutCredentials(t *testing.T) {
+	noAWS(t)
+	t.Setenv("AWS_REGION", "us-east-1")
+	code, out, errs := run(t, "sessions", "--aws", "--table", "t", "--bucket", "b", "--workspace", ws)
+	if code != exitFail || out != "" || strings.Count(errs, "\n") != 2 ||
+		!strings.HasPrefix(errs, "archmax: no AWS credentials for DynamoDB and S3 (--aws)") || !strings.Contains(errs, "  hint: "+credentialsHint) {
+		t.Errorf("exit %d\n%s", code, errs)
+	}
+	if got := distinctLines("a\nb\na\nb\nc"); got != "a\nb\nc" {
+		t.Errorf("distinctLines = %q", got)
+	}
+}

@@ -304,6 +304,9 @@ func (f *runFlags) openWith(cmd *cobra.Command, opts runner.Options) (*runner.En
 	}
 	if f.aws {
 		opts.AWS = &f.awsOpts
+		if err := awsStorePreflight(cmd.Context(), f.region, f.awsOpts.Endpoint); err != nil { // awscheck.go
+			return nil, err
+		}
 	}
 	env, err := runner.Open(cmd.Context(), opts)
 	var se *runner.SettingError
