@@ -41,6 +41,8 @@ type parkReader struct {
 	file func(ctx context.Context, sessionID, path string) ([]byte, error)
 	// where is the file's location for the person, "" when it is not on a local disk.
 	where func(sessionID, path string) string
+	// folder is the folder of the session's files on a local disk (nil: not on one).
+	folder func(sessionID string) string
 }
 
 // localFilePath is where the fs store under storeDir keeps a session's file.
@@ -211,6 +213,16 @@ func (f *runFlags) filesWhere() func(sessionID, path string) string {
 		return nil
 	}
 	return localFilePath(f.storeDir())
+}
+
+// filesFolder is the folder of a session's files in the command's local store (nil with
+// --aws).
+func (f *runFlags) filesFolder() func(sessionID string) string {
+	if f.aws {
+		return nil
+	}
+	dir := filepath.Join(f.storeDir(), "files")
+	return func(sessionID string) string { return fsstore.DiskPath(dir, sessionID) + string(filepath.Separator) }
 }
 
 // withParkReader gives r what a park report shows beyond the park record, read through env.

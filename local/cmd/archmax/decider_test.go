@@ -26,6 +26,10 @@ func TestDecideAParkFromTheSessionsViewAlone(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("sessions: exit %d %s", code, errs)
 	}
+	// where its files lie
+	if !regexp.MustCompile(`\nfiles\s+` + regexp.QuoteMeta(filepath.Join(".archmax", "files", "r-1")+string(filepath.Separator)) + `\n`).MatchString(view) {
+		t.Errorf("no files row:\n%s", view)
+	}
 	// what to check
 	instructions := regexp.MustCompile(`(?m)^  instructions: (.+)$`).FindStringSubmatch(view)
 	if instructions == nil || !strings.Contains(instructions[1], "scratchpad/refund.json follows the refund policy") {

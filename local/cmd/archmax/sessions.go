@@ -118,7 +118,7 @@ Exit status: 0 listed, 1 no such session (or the store failed), 2 usage error.`,
 			if f.jsonOut {
 				return printJSON(out, sum)
 			}
-			return showSession(ctx, sessions, sum, after, limit, out, parkReader{texts: stateTexts(f.workspace), file: sessions.File, where: f.filesWhere()})
+			return showSession(ctx, sessions, sum, after, limit, out, parkReader{texts: stateTexts(f.workspace), file: sessions.File, where: f.filesWhere(), folder: f.filesFolder()})
 		},
 	}
 	fl := cmd.Flags()
@@ -246,6 +246,9 @@ func showSession(ctx context.Context, sessions *session.Sessions, s *session.Ses
 	row("created", s.CreatedAt)
 	row("updated", s.UpdatedAt)
 	row("spec", s.SpecHash)
+	if pr.folder != nil {
+		row("files", pr.folder(s.SessionID)) // where its files lie (decider.go)
+	}
 	if u := s.Usage; u != nil {
 		row("usage", fmt.Sprintf("in %d · out %d · cache r %d/w %d", u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheCreationTokens))
 	}
