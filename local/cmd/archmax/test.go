@@ -26,6 +26,7 @@ import (
 type testFlags struct {
 	workspace, store, modelID, region string
 	bedrock, jsonOut, strict, verbose bool
+	color                             bool // verdict lines coloured (a terminal; tty.go)
 }
 
 // newTestCommand runs a workflow's declarative cases (spec 04): each case offline through
@@ -76,6 +77,7 @@ Exit status: 0 every case passed or was skipped (also an empty selection of a di
 			if !cmd.Flags().Changed("bedrock") && os.Getenv(envModel) != "" {
 				f.bedrock = true
 			}
+			f.color = colorWanted(cmd, cmd.ErrOrStderr())
 			*code = runSuite(cmd.Context(), f, workflow, filter, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			return nil
 		},
@@ -178,7 +180,7 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 		OnCaseResult: func(r cases.CaseResult) {
 			if needsModel(r) { // testmodel.go: its own heading, not a failure
 				noModel++
-				fmt.Fprintln(stderr, needsModelLine(r))
+				fmt.Fprintln(stderr, verdictPaint(f.color, needsModelLine(r)))
 				return
 			}
 			switch r.Verdict.Status {
@@ -189,7 +191,7 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 			default:
 				failed++
 			}
-			fmt.Fprintln(stderr, verdictLine(r, tokens.Load()))
+			fmt.Fprintln(stderr, verdictPaint(f.color, verdictLine(r, tokens.Load())))
 			warnMu.Lock()
 			for _, w := range warnings {
 				fmt.Fprintf(stderr, "    ⚠ %s\n", oneLine(strings.Replace(w, modelCallPrefix, "", 1), 400))

@@ -159,3 +159,29 @@ func (r *renderer) stop() {
 		r.clearProgress()
 	}
 }
+
+// verdictPaint colours a case's verdict line (its first line: ✔ passed, ✗ failed, ○ skipped
+// or needing a model) when on is set.
+func verdictPaint(on bool, text string) string {
+	if !on {
+		return text
+	}
+	first, rest, _ := strings.Cut(text, "\n")
+	sgr := ""
+	switch {
+	case strings.HasPrefix(first, "✔"):
+		sgr = sgrGreen
+	case strings.HasPrefix(first, "✗"):
+		sgr = sgrRed
+	case strings.HasPrefix(first, "○"):
+		sgr = sgrYellow
+	}
+	if sgr == "" {
+		return text
+	}
+	out := sgr + first + sgrReset
+	if rest != "" {
+		out += "\n" + rest
+	}
+	return out
+}

@@ -116,3 +116,20 @@ func TestProgressLineWhileAStepRuns(t *testing.T) {
 		t.Errorf("after stop: %q, %d timer(s)", got, fake.Pending())
 	}
 }
+
+// archmax test's verdict lines are coloured on a terminal, not elsewhere.
+func TestTestVerdictsColouredOnATerminal(t *testing.T) {
+	onATerminal(t)
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm")
+	code, out, errs := run(t, "test", "--workspace", ws, "access-request", "happy")
+	if code != exitOK || !strings.Contains(errs, sgrGreen+"✔ passed happy-path (") || strings.Contains(out, "\x1b") {
+		t.Errorf("exit %d\n%q\n%q", code, out, errs)
+	}
+	if _, _, errs := run(t, "test", "--no-color", "--workspace", ws, "access-request", "happy"); strings.Contains(errs, "\x1b") {
+		t.Errorf("--no-color: %q", errs)
+	}
+	if got := verdictPaint(true, "✗ failed x (1 ms, 0 tokens)\n    steps[1] …"); got != sgrRed+"✗ failed x (1 ms, 0 tokens)"+sgrReset+"\n    steps[1] …" {
+		t.Errorf("failed: %q", got)
+	}
+}
