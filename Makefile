@@ -113,4 +113,4 @@ infra-test:
 	cd infra && $(JSII) $(GO) test -count=1 .
 
 clean:
-	rm -rf .archmax bin build cdk.out
+	rm -rf .archmax fixtures/*/.archmax bin build cdk.out

@@ -279,7 +279,7 @@ func (f *runFlags) turnError(ctx context.Context, env *runner.Env, sessionID str
 		}
 		err = withHint(err, fmt.Sprintf("session '%s' was used before (turn %d, %s): a model script answers a run from its first entry, "+
 			"so it has nothing for a session that goes on — start a new one (another --session id, or none for a new session-<uuid>), "+
-			"or remove the store (%s; `make clean` in this repository removes .archmax/)", sessionID, prior.Turn, where, f.storeDir()))
+			"or remove the store %s (`make clean` in this repository removes the demos' stores)", sessionID, prior.Turn, where, f.storeDir()))
 	}
 	if f.jsonOut && isCall {
 		if sum := priorSession(ctx, env, sessionID); sum != nil {

@@ -177,7 +177,7 @@ func TestReusedSessionIDHint(t *testing.T) {
 		if code != exitFail || !strings.Contains(errs, want) ||
 			!strings.Contains(errs, "  hint: session 'demo-1' was used before (turn ") ||
 			!strings.Contains(errs, "start a new one (another --session id, or none for a new session-<uuid>)") ||
-			!strings.Contains(errs, "`make clean` in this repository removes .archmax/") {
+			!strings.Contains(errs, "or remove the store "+store+" (`make clean` in this repository removes the demos' stores)") {
 			t.Errorf("run %d again: exit %d\n%s", i+3, code, errs)
 		}
 	}
