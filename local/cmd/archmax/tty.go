@@ -69,6 +69,11 @@ func paint(text string) string {
 	lines := strings.SplitAfter(text, "\n")
 	for i, l := range lines {
 		body := strings.TrimLeft(l, " ")
+		if rest, ok := strings.CutPrefix(body, "~"); ok { // a sub-workflow child's line: "~1   ⚙ …"
+			if n := len(rest) - len(strings.TrimLeft(rest, "0123456789")); n > 0 {
+				body = strings.TrimLeft(rest[n:], " ")
+			}
+		}
 		if body == "" || body == "\n" {
 			continue
 		}

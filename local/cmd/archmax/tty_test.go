@@ -133,3 +133,19 @@ func TestTestVerdictsColouredOnATerminal(t *testing.T) {
 		t.Errorf("failed: %q", got)
 	}
 }
+
+// Marks are coloured after the indentation and a sub-workflow child's ~N; other lines stay.
+func TestPaint(t *testing.T) {
+	for in, want := range map[string]string{
+		"→ screen\n":                    sgrBold + "→ screen" + sgrReset + "\n",
+		"    ~1   ⛔ write_file refused": "    ~1   " + sgrRed + "⛔ write_file refused" + sgrReset,
+		"    ~12 → verify\n":            "    ~12 " + sgrBold + "→ verify" + sgrReset + "\n",
+		"  💬 hello\n":                   "  💬 hello\n",
+		"  ✗ a\n  ⇢ on_error → b\n":     "  " + sgrRed + "✗ a" + sgrReset + "\n  " + sgrDim + "⇢ on_error → b" + sgrReset + "\n",
+		"~x → not a child\n":            "~x → not a child\n",
+	} {
+		if got := paint(in); got != want {
+			t.Errorf("paint(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
