@@ -144,7 +144,7 @@ func writeEvidence(ctx context.Context, w io.Writer, indent string, d *session.P
 			continue
 		}
 		for _, l := range evidenceText(string(data)) {
-			fmt.Fprintf(w, "%s    %s\n", indent, l)
+			fmt.Fprintln(w, strings.TrimRight(indent+"    "+l, " "))
 		}
 	}
 }
