@@ -444,7 +444,9 @@ func (r *runner) render(v goja.Value) (string, error) {
 	}
 	var text string
 	var err error
-	r.guarded(func() { // toJSON, toString and getters are the script's own code
+	// toJSON, toString and getters are the script's own code, run inside the call: its own
+	// timeout bounds them (a large value may take longer than describeBudget to write)
+	r.guardedWithin(0, func() {
 		s, e := r.stringify(goja.Undefined(), v)
 		if e == nil && !goja.IsUndefined(s) {
 			text = s.String()

@@ -795,10 +795,17 @@ const describeBudget = 250 * time.Millisecond
 // quotas from there (CS-61, CS-62): f gets at most describeBudget, an interrupt or a stack
 // overflow inside it ends f instead of escaping as a Go panic, and once the run's context has
 // ended the VM stays interrupted for whatever runs next. It reports whether f completed.
-func (r *runner) guarded(f func()) (ok bool) {
-	budget := time.AfterFunc(describeBudget, func() { r.vm.Interrupt(errInterrupted) })
+func (r *runner) guarded(f func()) (ok bool) { return r.guardedWithin(describeBudget, f) }
+
+// guardedWithin is guarded with a budget of its own (0: none — f is inside the run and its
+// timeout, quotas and abort reach it, as for an agent script's completion value).
+func (r *runner) guardedWithin(limit time.Duration, f func()) (ok bool) {
+	var budget *time.Timer
+	if limit > 0 {
+		budget = time.AfterFunc(limit, func() { r.vm.Interrupt(errInterrupted) })
+	}
 	defer func() {
-		if !budget.Stop() {
+		if budget != nil && !budget.Stop() {
 			r.vm.ClearInterrupt() // the budget's interrupt, even when it landed after f
 			r.markInterrupted()
 		}

@@ -325,13 +325,17 @@ func TestStringifyIsStoppedByTheRunsTimeout(t *testing.T) {
 // String(value).
 func TestStringifyGuardsTheSandboxsOwnSerialising(t *testing.T) {
 	const shared = `let o = "x".repeat(1000); for (let i = 0; i < 40; i++) o = [o, o];`
-	res := replCall(t, newTestREPL(t), &testHost{}, shared+" o", nil)
+	// a generous memory quota: the text written up to the limit (10 MB and the builder's
+	// growth) may otherwise meet the heap check first on a loaded machine — also a quota, but
+	// one that resets the REPL, and what is under test here is the guard's refusal
+	roomy := func(c *ScriptCall) { c.Quotas.MemoryLimitBytes = 1 << 30 }
+	res := replCall(t, newTestREPL(t), &testHost{}, shared+" o", roomy)
 	if !res.Error {
 		t.Fatalf("got %+v", res)
 	}
 	wantQuota(t, res.Err, jsonTooLarge)
 	if res.Reset {
-		t.Error("the refusal reset the REPL")
+		t.Errorf("the refusal reset the REPL: %+v", res)
 	}
 	src := shared + `
 let caught = "";
@@ -339,6 +343,6 @@ try { await tools.read_file(o); } catch (e) { caught = e instanceof RangeError ?
 let deep = {}; for (let i = 0; i < 2e4; i++) deep = { a: deep };
 console.log({ small: true }, deep);
 caught`
-	res = replCall(t, newTestREPL(t), &testHost{}, src, nil)
+	res = replCall(t, newTestREPL(t), &testHost{}, src, roomy)
 	wantOK(t, res, "{\"small\":true} [object Object]\n"+jsonTooLarge)
 }
