@@ -42,7 +42,7 @@ func reportUnloadable(ctx context.Context, workspace string, w io.Writer) []stri
 		if err != nil {
 			continue // not a workflow folder: validate says so
 		}
-		if _, err := spec.Load(slug, file, src); err == nil {
+		if sp, err := spec.Load(slug, file, src); err == nil && spec.CheckRuntimeContract(slug, sp) == nil {
 			continue
 		}
 		bad = append(bad, slug)

@@ -25,8 +25,15 @@ func TestServeReportsAWorkflowThatDoesNotLoad(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("statez:\n  a:\n    instructions: A.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	future := filepath.Join(workspace, "workflows", "future", "workflow.yaml")
+	if err := os.MkdirAll(filepath.Dir(future), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(future, []byte("runtime: { version: \"99.0\" }\nstates:\n  a:\n    triggers:\n      manual:\n    instructions: A.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var said bytes.Buffer
-	if got := reportUnloadable(t.Context(), workspace, &said); len(got) != 1 || got[0] != "broken" {
+	if got := reportUnloadable(t.Context(), workspace, &said); len(got) != 2 || got[0] != "broken" || got[1] != "future" {
 		t.Errorf("unloadable = %v", got)
 	}
 	for _, want := range []string{
