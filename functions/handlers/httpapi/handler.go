@@ -215,9 +215,24 @@ const MaxWait = 25 * time.Second
 // runOptions bound a mutating request's engine call: no step starts after the request's
 // `Prefer: wait` (RFC 7240; absent or unreadable = 0, over MaxWait = MaxWait), and a step
 // still running at API Gateway's limit is cut. now is the Runner's (Runner.Now).
-func runOptions(req events.APIGatewayV2HTTPRequest, now time.Time) continuation.Options {
+func runOptions(ctx context.Context, req events.APIGatewayV2HTTPRequest, now time.Time) continuation.Options {
+	if streamed(ctx) { // no gateway limit: the call runs within the invocation's own budget
+		return continuation.Options{}
+	}
 	return continuation.Options{YieldBy: now.Add(preferWait(req.Headers["prefer"])), CutBy: now.Add(gatewayLimit)}
 }
+
+type streamedKey struct{}
+
+// Streamed marks ctx as serving a request whose answer is a response stream (Server-Sent
+// Events, functions/handlers/stream): no API Gateway integration limit bounds it, so a
+// mutating request's call runs until it settles or the invocation's budget hands it to a
+// continuation, whatever its Prefer header says.
+func Streamed(ctx context.Context) context.Context {
+	return context.WithValue(ctx, streamedKey{}, true)
+}
+
+func streamed(ctx context.Context) bool { v, _ := ctx.Value(streamedKey{}).(bool); return v }
 
 // preferWait reads the wait preference of a Prefer header value ("respond-async, wait=10"):
 // RFC 7240's delta-seconds (digits only; anything else is ignored, as 0), capped at MaxWait
@@ -287,7 +302,7 @@ func (h *Handler) serve(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 	if turn := requestTurn(ctx); turn != "" {
 		ctx = session.WithTurnID(ctx, turn) // a repeat of the request names the same turn
 	}
-	out, err := h.run.Run(ctx, runOptions(req, h.run.Now()), call)
+	out, err := h.run.Run(ctx, runOptions(ctx, req, h.run.Now()), call)
 	if err != nil {
 		return nil, err
 	}
