@@ -20,6 +20,7 @@ import (
 	authz "github.com/archmax-ai/archmax/functions/handlers/access"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/stream"
 	"github.com/archmax-ai/archmax/functions/handlers/wakes"
 	"github.com/archmax-ai/archmax/local/apigw"
 	"github.com/archmax-ai/archmax/local/runner"
@@ -52,6 +53,9 @@ handlers the Lambdas run (an emulated API Gateway HTTP API), over the local sess
   POST /v1/sessions/{sessionId}/decision                      {to, comment?, parkId?}
   POST /v1/sessions/{sessionId}/deliveries                    {trigger, variables?, message?, files?, parkId?}
   GET  /v1/sessions, /v1/sessions/{sessionId}, …/messages?after=N, …/events?after=N
+
+With 'Accept: text/event-stream' a start or a turn streams its events as Server-Sent Events and ends
+with an 'outcome' event, and …/events follows the session until it settles (Last-Event-ID resumes).
 
 A request answers 200 with the outcome when its turn settled, else 202 with kind "running" at once,
 or after 'Prefer: wait=N' seconds (N <= 25); the turn goes on in the background as the Lambdas'
@@ -213,7 +217,9 @@ func newServer(ctx context.Context, opts runner.Options, budget continuation.Bud
 	s.async.Bind(run)
 	s.wakes = wakes.New(s.engines, run, log, nil)
 	httpOpts = append([]httpapi.Option{httpapi.WithLocalCaller(localCaller(""))}, httpOpts...)
-	s.http = unloadableIs422(apigw.Handler(httpapi.New(s.engines, run, log, httpOpts...).Handle, log)) // serveload.go
+	api := httpapi.New(s.engines, run, log, httpOpts...)
+	// Accept: text/event-stream on a start, a turn or …/events: the streaming function's answer
+	s.http = unloadableIs422(apigw.Streaming(apigw.Handler(api.Handle, log), stream.Accepts, stream.New(api, log).HTTP)) // serveload.go
 	return s, nil
 }
 
