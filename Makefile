@@ -60,7 +60,7 @@ bench: engines
 	  rc=$$?; $(DDB) stop; exit $$rc
 
 ## build: the Lambda functions, one linux/arm64 `bootstrap` each (provided.al2023), into build/<fn>/bootstrap
-FUNCTIONS := turn decide deliver wake sessions
+FUNCTIONS := turn decide deliver wake sessions stream
 build:
 	@for fn in $(FUNCTIONS); do \
 	  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags="-s -w" \

@@ -70,6 +70,9 @@ var AccessOf = map[string]Access{
 	// artifact and file routes serve — ListBucket under the session prefix, so a missing file
 	// is S3's 404, not its 403
 	FnSessions: {TableActions: []string{"dynamodb:GetItem", "dynamodb:Query"}, Indexes: []string{IndexByUpdated, IndexByOwner, IndexByParkDue}, ReadSessions: true, ListBucket: true},
+	// streamed starts and turns (the turn function's work: Idempotency-Key records,
+	// continuations of itself) and the durable follow of a session's events (heads, items)
+	FnStream: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
 }
 
 // SchedulerActions are the EventBridge Scheduler calls of core/scheduler/eventbridge.

@@ -16,7 +16,7 @@ import (
 
 // FunctionNames are the functions of the bundle, in the order the stack creates them. Each
 // is built to <BuildDir>/<name>/bootstrap (`make build`).
-var FunctionNames = []string{FnTurn, FnDecide, FnDeliver, FnWake, FnSessions}
+var FunctionNames = []string{FnTurn, FnDecide, FnDeliver, FnWake, FnSessions, FnStream}
 
 // Function names (also the build directories and the last part of the Lambda names).
 const (
@@ -25,6 +25,7 @@ const (
 	FnDeliver  = "deliver"
 	FnWake     = "wake"
 	FnSessions = "sessions"
+	FnStream   = "stream" // Server-Sent Events behind its function URL (stream.go)
 )
 
 // Defaults of the deployment parameters.

@@ -61,8 +61,8 @@ const (
 	EnvHostFileSHA256   = "ARCHMAX_HOST_FILE_SHA256"
 )
 
-// HTTPFunctions serve API Gateway requests: they get the access settings.
-var HTTPFunctions = []string{FnTurn, FnDecide, FnDeliver, FnSessions}
+// HTTPFunctions serve API Gateway (or function URL) requests: they get the access settings.
+var HTTPFunctions = []string{FnTurn, FnDecide, FnDeliver, FnSessions, FnStream}
 
 // Route is one HTTP API route (docs/openapi.yaml) and the function serving it.
 type Route struct {
@@ -110,6 +110,8 @@ type Stack struct {
 	SchedulerRole awsiam.Role
 	// Deployment uploads the workspace under the spec prefix (nil without a workspace).
 	Deployment awss3deployment.BucketDeployment
+	// StreamURL is the streaming function's URL (RESPONSE_STREAM; stream.go).
+	StreamURL awslambda.FunctionUrl
 }
 
 // NewStack builds the stage's stack in scope (named cfg.StackName()). It is
@@ -127,6 +129,7 @@ func NewStack(scope constructs.Construct, cfg Config) *Stack {
 	s.schedulerTarget()
 	s.workspace()
 	s.httpAPI()
+	s.streamURL() // stream.go
 	s.eventRules()
 	s.outputs()
 	return s
@@ -247,6 +250,9 @@ func (s *Stack) function(fn string) {
 		if len(cfg.IAMDeciders) > 0 {
 			env[EnvIAMDeciders] = jsii.String(strings.Join(cfg.IAMDeciders, ","))
 		}
+	}
+	if fn == FnStream && cfg.JWTIssuer != "" { // the function URL is NONE: the function verifies the tokens (stream.go)
+		env[EnvJWTIssuer], env[EnvJWTAudience] = jsii.String(cfg.JWTIssuer), jsii.String(strings.Join(cfg.JWTAudience, ","))
 	}
 	if fn == FnDecide && cfg.FourEyes {
 		env[EnvFourEyes] = jsii.String("1")
@@ -484,6 +490,7 @@ func (s *Stack) outputs() {
 		awscdk.NewCfnOutput(s.Stack, jsii.String(id), &awscdk.CfnOutputProps{Value: value, Description: jsii.String(desc)})
 	}
 	out("ApiUrl", s.API.ApiEndpoint(), "the HTTP API (IAM-signed requests unless a JWT authorizer is configured)")
+	out("StreamUrl", s.StreamURL.Url(), "the streaming endpoint: Server-Sent Events of starts, turns and …/events ("+s.streamAuth()+")")
 	out("TableName", s.Table.TableName(), "the session log")
 	out("BucketName", s.Bucket.BucketName(), "specs and session files")
 	out("SpecsUri", jsii.String("s3://"+*s.Bucket.BucketName()+"/"+s.Config.SpecPrefix),

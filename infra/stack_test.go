@@ -222,10 +222,10 @@ func cdkHelper(id string) bool {
 }
 
 func TestFunctions(t *testing.T) {
-	check(t, "five functions and the upload's handler", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(6)) })
-	check(t, "five functions without a workspace", func() { jwtTmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(5)) })
-	if ids := functionIDs(t); len(ids) != 5 {
-		t.Errorf("functions %v, want the five", ids)
+	check(t, "six functions and the upload's handler", func() { tmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(7)) })
+	check(t, "six functions without a workspace", func() { jwtTmpl.ResourceCountIs(jsii.String("AWS::Lambda::Function"), jsii.Number(6)) })
+	if ids := functionIDs(t); len(ids) != 6 {
+		t.Errorf("functions %v, want the six", ids)
 	}
 	for _, fn := range FunctionNames {
 		check(t, fn+": provided.al2023 on arm64 from its bootstrap", func() {
@@ -281,8 +281,10 @@ func TestFunctions(t *testing.T) {
 // functions/handlers/assembly and functions/handlers/starts name them.
 func TestEnvironment(t *testing.T) {
 	known := goConstants(t, "../functions/handlers/assembly/config.go")
-	for k, v := range goConstants(t, "../functions/handlers/starts/starts.go") {
-		known[k] = v
+	for _, src := range []string{"../functions/handlers/starts/starts.go", "../functions/handlers/stream/functionurl.go"} {
+		for k, v := range goConstants(t, src) {
+			known[k] = v
+		}
 	}
 	names := map[string]bool{}
 	for _, v := range known {
@@ -300,6 +302,7 @@ func TestEnvironment(t *testing.T) {
 		FnDeliver:  slices.Concat(writers, roles),
 		FnWake:     writers,
 		FnSessions: slices.Concat(base, roles),
+		FnStream:   slices.Concat(writers, roles),
 	}
 	for fn, id := range ids {
 		vars := props(fns[id])["Environment"].(map[string]any)["Variables"].(map[string]any)
@@ -828,6 +831,7 @@ func TestLeastPrivilege(t *testing.T) {
 		FnDecide:  writer(FnDecide, http...),
 		FnDeliver: writer(FnDeliver, http...),
 		FnWake:    append(writer(FnWake, engine...), "Allow dynamodb:Query "+tableArn+"/index/"+IndexByParkDue),
+		FnStream:  writer(FnStream, http...),
 		FnSessions: {
 			"Allow dynamodb:GetItem " + tableArn,
 			"Allow dynamodb:Query " + tableArn,
