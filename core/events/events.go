@@ -3,7 +3,9 @@
 package events
 
 import (
+	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -143,4 +145,60 @@ func (em *Emitter) Stamp(e Event) Event {
 		em.handler(e)
 	}
 	return e
+}
+
+// Log writes lifecycle events to a structured log (the functions' CloudWatch log): one
+// record per event at the event's level — each level switched on or off —, its message the
+// event type, with the session, turn, state, sessionSeq and the payload as the store keeps
+// it. The zero value logs nothing; Logger nil is slog.Default().
+type Log struct {
+	Logger            *slog.Logger
+	Info, Warn, Error bool
+}
+
+// Enabled reports whether events of level are written.
+func (l *Log) Enabled(level string) bool {
+	if l == nil {
+		return false
+	}
+	switch level {
+	case "warn":
+		return l.Warn
+	case "error":
+		return l.Error
+	default:
+		return l.Info
+	}
+}
+
+// Write logs ev (with the call's turn id and the session's state) when its level is on.
+func (l *Log) Write(ctx context.Context, ev Event, turnID, state string) {
+	if !l.Enabled(ev.Level) {
+		return
+	}
+	logger := l.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	level := slog.LevelInfo
+	switch ev.Level {
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	attrs := []slog.Attr{slog.String("event", ev.Type), slog.String("sessionId", ev.SessionID), slog.Int64("sessionSeq", ev.SessionSeq)}
+	if turnID != "" {
+		attrs = append(attrs, slog.String("turnId", turnID))
+	}
+	if state != "" {
+		attrs = append(attrs, slog.String("state", state))
+	}
+	if ev.DispatchID != "" {
+		attrs = append(attrs, slog.String("subWorkflowDispatchId", ev.DispatchID))
+	}
+	if len(ev.Data) > 0 {
+		attrs = append(attrs, slog.Any("data", ev.Data))
+	}
+	logger.LogAttrs(ctx, level, ev.Type, attrs...)
 }

@@ -75,7 +75,8 @@ func (e *Engines) Sweep(ctx context.Context, now time.Time, limit int, run sessi
 	if err := e.Refresh(ctx); err != nil {
 		return session.SweepResult{}, err
 	}
-	return session.Sweep(ctx, e.Log(), e.Engine, now, limit, run)
+	res, err := session.Sweep(ctx, e.Log(), e.Engine, now, limit, run)
+	return e.Engines.SweepOutbox(ctx, limit, res, err)
 }
 
 // Refresh reads the host file and applies it when it changed.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/hosttool"
+	"github.com/archmax-ai/archmax/core/outbound"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/workspace"
@@ -40,6 +41,9 @@ type Env struct {
 	// every file it reads with it and logs one warning on Log for each that differs.
 	Deployed string
 	Log      *slog.Logger // nil: no warning is logged
+	// Sink opens the outbound sink of the file's events.eventBridge (on AWS an EventBridge
+	// client for the bus); nil: nothing is published (local runs).
+	Sink func(ctx context.Context, s hostconfig.EventBridgeSink) (outbound.Sink, error)
 }
 
 // MountError is a mount the assembly cannot serve.
@@ -74,6 +78,19 @@ func Apply(ctx context.Context, base session.Config, cfg *hostconfig.Config, env
 			return base, err
 		}
 		base.Tools = append(append([]session.HostTool(nil), base.Tools...), tools...)
+	}
+	ev := cfg.EventsOf()
+	if base.EventLog != nil { // the assembly's log, at the levels the file switches on
+		l := *base.EventLog
+		l.Info, l.Warn, l.Error = ev.Log.Info, ev.Log.Warn, ev.Log.Error
+		base.EventLog = &l
+	}
+	if eb := ev.EventBridge; eb != nil && env.Sink != nil {
+		sink, err := env.Sink(ctx, *eb)
+		if err != nil {
+			return base, fmt.Errorf("%s:%d: events.eventBridge: %w", hostconfig.File, eb.Line, err)
+		}
+		base.Outbound = &outbound.Config{Sink: sink, Types: eb.Types, MaxDetailBytes: eb.MaxDetailBytes, Logger: env.Log}
 	}
 	if rules := cfg.Rules(); len(rules) > 0 {
 		base.PolicyRules = append(append(base.PolicyRules[:0:0], base.PolicyRules...), rules...)

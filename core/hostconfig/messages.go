@@ -6,7 +6,7 @@ package hostconfig
 
 // hints are the fix hints of the codes.
 var hints = map[string]string{
-	CodeYAML:          "make the file one YAML mapping (version, tools, policyRules, mounts)",
+	CodeYAML:          "make the file one YAML mapping (version, tools, policyRules, mounts, events)",
 	CodeUnknownKey:    "remove the key, or check its spelling against docs/schema/host.schema.json",
 	CodeType:          "give the value the shape docs/schema/host.schema.json describes",
 	CodeRequired:      "add the key",
@@ -23,6 +23,7 @@ var hints = map[string]string{
 	CodeAuth:          "use 'sigv4: { service, region? }', or 'header' with one of 'secret' (Secrets Manager) and 'env'",
 	CodeRule:          "see the policyRules section of docs/schema/host.schema.json",
 	CodeMount:         "name the mount outside the reserved roots, and serve it from s3://bucket/prefix/ or a directory",
+	CodeEvents:        "name the bus by its name or ARN, and list detail types from 'Session Parked', 'Session Awaiting Input', 'Session Completed', 'Session Failed', 'Session Raised', 'Session Rejected' and 'Session Event'",
 	CodeLocal:         "give a stand-in 'answers: [{ whenInput?, result | error }]' (an exposed MCP tool's also 'description' and 'input'), on the lambda or http tool or on each exposed tool",
 }
 

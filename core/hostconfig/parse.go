@@ -40,6 +40,7 @@ const (
 	CodeRule          = "host.rule"           // a policy rule refused
 	CodeMount         = "host.mount"          // a mount refused
 	CodeLocal         = "host.local"          // a local stand-in refused
+	CodeEvents        = "host.events"         // an events section refused (a bus, a detail type)
 )
 
 // FileError is a host file that does not load: every error found, each located.
@@ -165,7 +166,7 @@ func (p *parser) document(src []byte) *Config {
 		case yamltree.ManyDocuments:
 			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file holds exactly one YAML document, but this one holds more (a '---' starts another)")
 		case yamltree.NotMapping:
-			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file is a YAML mapping (version, tools, policyRules, mounts)")
+			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file is a YAML mapping (version, tools, policyRules, mounts, events)")
 		}
 		return nil
 	}
@@ -188,6 +189,8 @@ func (p *parser) document(src []byte) *Config {
 			for i, it := range p.list(e.Val, f, "must be a list of mounts") {
 				cfg.Mounts = append(cfg.Mounts, p.mount(it, idx(f, i)))
 			}
+		case "events":
+			cfg.Events = p.events(e.Val, f)
 		}
 	})
 	p.toolNames(cfg)
@@ -198,7 +201,7 @@ func (p *parser) document(src []byte) *Config {
 
 // Keys of each mapping of the format (the JSON Schema declares the same; schema_test.go).
 var (
-	rootKeys   = []string{"version", "tools", "policyRules", "mounts"}
+	rootKeys   = []string{"version", "tools", "policyRules", "mounts", "events"}
 	toolKeys   = []string{"name", "description", "input", "paths", "timeout", "maxResultChars", KindLambda, KindHTTP, KindMCP, "local"}
 	lambdaKeys = []string{"function", "qualifier"}
 	httpKeys   = []string{"method", "url", "headers", "body", "auth", "maxResponseBytes"}

@@ -59,6 +59,9 @@ type Resources struct {
 	Buckets []BucketAccess
 	// EnvVars are the environment variables auth blocks read (local runs).
 	EnvVars []string
+	// EventBus is the bus outbound notifications go to (events:PutEvents on it alone), by
+	// name or ARN as the file gives it; "" when the file publishes none.
+	EventBus string
 }
 
 // SignedEndpoint is one SigV4-signed endpoint.
@@ -98,6 +101,9 @@ func (c *Config) Resources() Resources {
 			add(&r.Secrets, a.Secret)
 			add(&r.EnvVars, a.Env)
 		}
+	}
+	if c.Events != nil && c.Events.EventBridge != nil {
+		r.EventBus = c.Events.EventBridge.Bus
 	}
 	for _, d := range c.Tools {
 		switch {

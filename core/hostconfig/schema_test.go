@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/archmax-ai/archmax/core/internal/schematest"
+	"github.com/archmax-ai/archmax/core/outbound"
 	"github.com/archmax-ai/archmax/core/spec"
 )
 
@@ -46,7 +47,14 @@ func slots() []slot {
 	mcpURL := "url: 'https://mcp.example/mcp', "
 	return []slot{
 		{ptr: "/properties", doc: func(in string) string { return "{ " + in + " }\n" }, samples: map[string]string{
-			"version": "version: 1", "tools": "tools: []", "policyRules": "policyRules: []", "mounts": "mounts: []"}},
+			"version": "version: 1", "tools": "tools: []", "policyRules": "policyRules: []", "mounts": "mounts: []", "events": "events: {}"}},
+		{ptr: "/$defs/events/properties", doc: func(in string) string { return "events: { " + in + " }\n" }, samples: map[string]string{
+			"eventBridge": "eventBridge: { bus: archmax-events }", "log": "log: { info: false }"}},
+		{ptr: "/$defs/events/properties/eventBridge/properties", doc: func(in string) string { return "events: { eventBridge: { " + in + " } }\n" }, samples: map[string]string{
+			"bus": "bus: 'arn:aws:events:eu-west-1:123456789012:event-bus/archmax-events'", "types": "bus: b, types: [Session Parked, Session Event]",
+			"maxDetailBytes": "bus: b, maxDetailBytes: 4096"}},
+		{ptr: "/$defs/events/properties/log/properties", doc: func(in string) string { return "events: { log: { " + in + " } }\n" }, samples: map[string]string{
+			"info": "info: false", "warn": "warn: true", "error": "error: true"}},
 		{ptr: "/$defs/tool/properties", doc: tool, samples: map[string]string{
 			"name": okTool + ", lambda: { function: f }", "description": okTool + ", lambda: { function: f }", "input": okTool + ", lambda: { function: f }",
 			"paths":          okTool + ", paths: [{ arg: id, access: read }], lambda: { function: f }",
@@ -176,7 +184,10 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		ptr    string
 		fields map[string]string // Go field → schema key ("" = derived or positional)
 	}{
-		{Config{}, "/properties", map[string]string{"Version": "version", "Tools": "tools", "PolicyRules": "policyRules", "Mounts": "mounts"}},
+		{Config{}, "/properties", map[string]string{"Version": "version", "Tools": "tools", "PolicyRules": "policyRules", "Mounts": "mounts", "Events": "events"}},
+		{Events{}, "/$defs/events/properties", map[string]string{"EventBridge": "eventBridge", "Log": "log"}},
+		{EventBridgeSink{}, "/$defs/events/properties/eventBridge/properties", map[string]string{"Bus": "bus", "Types": "types", "MaxDetailBytes": "maxDetailBytes", "Line": "", "Column": ""}},
+		{EventLog{}, "/$defs/events/properties/log/properties", map[string]string{"Info": "info", "Warn": "warn", "Error": "error"}},
 		{ToolDecl{}, "/$defs/tool/properties", map[string]string{"Kind": "", "Name": "name", "Description": "description", "Input": "input",
 			"Paths": "paths", "Timeout": "timeout", "MaxResultChars": "maxResultChars", "Lambda": "lambda", "HTTP": "http", "MCP": "mcp", "Local": "local", "Line": "", "Column": ""}},
 		{LocalStandIn{}, "/$defs/local/properties", map[string]string{"Description": "description", "Input": "input", "Answers": "answers", "Line": "", "Column": ""}},
@@ -218,7 +229,9 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		"/$defs/http/properties": httpKeys, "/$defs/mcp/properties": mcpKeys, "/$defs/mcp/properties/expose/items/properties": exposeKeys,
 		"/$defs/pathArgs/items/properties": pathKeys, "/$defs/auth/properties": authKeys, "/$defs/auth/properties/sigv4/properties": sigv4Keys,
 		"/$defs/policyRule/properties": ruleKeys, "/$defs/mount/properties": mountKeys,
-		"/$defs/local/properties": localKeys, "/$defs/localAnswer/properties": answerKeys} {
+		"/$defs/local/properties": localKeys, "/$defs/localAnswer/properties": answerKeys,
+		"/$defs/events/properties": eventsKeys, "/$defs/events/properties/eventBridge/properties": eventBridgeKeys,
+		"/$defs/events/properties/log/properties": eventLogKeys} {
 		got := schematest.Keys(t, plain, ptr)
 		want := slices.Sorted(slices.Values(keys))
 		if !slices.Equal(slices.Sorted(slices.Values(got)), want) {
@@ -230,11 +243,12 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 func TestHostSchemaEnums(t *testing.T) {
 	_, plain := schematest.Compile(t, hostSchemaFile)
 	for ptr, want := range map[string][]string{
-		"/$defs/pathArgs/items/properties/access/enum":    spec.PathAccesses,
-		"/$defs/http/properties/method/enum":              httpMethods,
-		"/$defs/policyRule/properties/origins/items/enum": ruleOrigins,
-		"/$defs/policyRule/properties/effect/enum":        {EffectBlock, EffectAllow},
-		"/$defs/http/properties/body/enum":                {"json", "none"},
+		"/$defs/pathArgs/items/properties/access/enum":                     spec.PathAccesses,
+		"/$defs/http/properties/method/enum":                               httpMethods,
+		"/$defs/policyRule/properties/origins/items/enum":                  ruleOrigins,
+		"/$defs/policyRule/properties/effect/enum":                         {EffectBlock, EffectAllow},
+		"/$defs/http/properties/body/enum":                                 {"json", "none"},
+		"/$defs/events/properties/eventBridge/properties/types/items/enum": outbound.Types,
 	} {
 		if got := fmt.Sprint(schematest.Pointer(t, plain, ptr)); got != fmt.Sprint(want) {
 			t.Errorf("%s: schema %s, parser %v", ptr, got, want)

@@ -35,6 +35,9 @@ type Config struct {
 	PolicyRules []PolicyRule
 	// Mounts are the host's mounts beside the defaults (skills/, .platform/, AGENTS.md).
 	Mounts []MountDecl
+	// Events is the events section (outbound notifications, lifecycle logging); nil when the
+	// file has none (EventsOf gives the defaults).
+	Events *Events
 }
 
 // Tool kinds.

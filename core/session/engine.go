@@ -23,6 +23,7 @@ import (
 	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/machine"
 	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/outbound"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/transcript"
@@ -48,6 +49,12 @@ type Config struct {
 	GraderModelID string
 	// Events receives every lifecycle event live (nil discards); events are also persisted.
 	Events events.Handler
+	// EventLog writes every stored lifecycle event to a structured log, at its level, with
+	// the session, turn and state (nil: none).
+	EventLog *events.Log
+	// Outbound publishes notifications of parks, raises and settles (and optionally of every
+	// lifecycle event) after the commits that store them (outbox.go; nil: none).
+	Outbound *outbound.Config
 	// Seeds are assembly-level seeded variables, applied at every turn's opening (locked).
 	Seeds map[string]any
 	// Clock is the real clock (default time.Now); PromptClock pins the prompt's clock line.
@@ -324,6 +331,12 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 	r, err := e.newRun(ctx, id, owner, head, wf)
 	if err != nil {
 		return nil, err
+	}
+	if len(r.rec.Outbox) > 0 { // a writer died before it published: first of all, publish
+		r.outboxHint = true
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.LeaseTTL)
+		r.publishOutbox(pctx)
+		cancel()
 	}
 	if r.rec.Workflow != e.cfg.Workflow {
 		return nil, &WorkflowMismatchError{SessionID: id, Workflow: r.rec.Workflow, Requested: e.cfg.Workflow}

@@ -109,7 +109,20 @@ func (e *Engines) SessionWorkflow(ctx context.Context, sessionID string) (string
 // Sweep wakes the sessions whose timed parks are overdue at now, up to limit of them
 // (session.Sweep over the shared log; run wraps each wake call, nil = direct).
 func (e *Engines) Sweep(ctx context.Context, now time.Time, limit int, run RunFunc) (SweepResult, error) {
-	return Sweep(ctx, e.Base().Log, e.Engine, now, limit, run)
+	res, err := Sweep(ctx, e.Base().Log, e.Engine, now, limit, run)
+	return e.SweepOutbox(ctx, limit, res, err)
+}
+
+// SweepOutbox adds to a sweep's result what SweepOutbox publishes for sessions that owe
+// notifications, when the engines publish any (Config.Outbound).
+func (e *Engines) SweepOutbox(ctx context.Context, limit int, res SweepResult, err error) (SweepResult, error) {
+	b := e.Base()
+	if b.Outbound == nil || b.Files == nil {
+		return res, err
+	}
+	n, oerr := SweepOutbox(ctx, b.Files, e.Engine, limit)
+	res.Published = n
+	return res, errors.Join(err, oerr)
 }
 
 // Log is the session log the engines share.

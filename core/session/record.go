@@ -2,6 +2,7 @@ package session
 
 import (
 	"github.com/archmax-ai/archmax/core/identity"
+	"github.com/archmax-ai/archmax/core/outbound"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/transcript"
 	"github.com/archmax-ai/archmax/core/workspace"
@@ -132,6 +133,9 @@ type record struct {
 	// StepFailure is a failure of the step in progress (a terminal governance block)
 	// carried across a yield while its delegation calls are still owed.
 	StepFailure string `json:"stepFailure,omitempty"`
+	// Outbox are the notifications the last commits owe the outbound sink (outbox.go),
+	// stored by the commit that owes them and cleared once they are published.
+	Outbox []outbound.Notification `json:"outbox,omitempty"`
 }
 
 // TurnError is why a turn's last attempt stopped without settling (a model or store

@@ -81,6 +81,11 @@ type run struct {
 	inheritOnce  sync.Once
 	childDriven  atomic.Bool        // a child was driven in this call (the past-deadline progress step)
 	inherited    []kernel.Inherited // the ancestors' workflow-wide denials (a child)
+	// the outbox (outbox.go): the stored events of the next commit a notification may
+	// stand for, whether that commit settles the call, and whether the hint file exists
+	outEvents  []events.Event
+	settling   bool
+	outboxHint bool
 }
 
 // settlement is how the state loop ended.
@@ -129,6 +134,14 @@ func (r *run) emit(typ string, data map[string]any) {
 			ev.Data = stored
 		}
 	}
+	r.noteOutbound(ev)
+	if l := r.e.cfg.EventLog; l != nil {
+		state := ev.Str("state")
+		if state == "" {
+			state = r.rec.State
+		}
+		l.Write(r.ctx, ev, r.turnID(), state)
+	}
 	ev.SessionID = ""          // the log it is stored in names the session (Sessions.Events adds it back)
 	raw, _ := ev.MarshalJSON() // already compact: skip json.Marshal's re-compaction
 	r.pendingEvents = append(r.pendingEvents, raw)
@@ -173,6 +186,16 @@ func (r *run) appendTrail(s transcript.TrailStep) {
 // commit writes the pending items then the head, conditional on the version this writer
 // last saw and its lease (DESIGN.md §3). A lost condition is SessionNotResumableError.
 func (r *run) commit() error {
+	undo, err := r.stageOutbox(context.WithoutCancel(r.ctx))
+	if err != nil {
+		return err
+	}
+	landed := false
+	defer func() {
+		if !landed {
+			undo()
+		}
+	}()
 	if !r.failing {
 		r.rec.LastError = nil // a commit that makes progress supersedes a failed attempt
 	}
@@ -232,6 +255,7 @@ func (r *run) commit() error {
 	if err != nil {
 		return err
 	}
+	landed = true
 	r.head = stored
 	r.pendingMsgs, r.pendingTrail, r.pendingEvents = nil, nil, nil
 	r.resumeUncommitted = false
@@ -241,6 +265,7 @@ func (r *run) commit() error {
 			fn(r.id, r.turnID())
 		}
 	}
+	r.publishOutbox(cctx)
 	return nil
 }
 
@@ -515,6 +540,7 @@ func (r *run) answerOpenCalls() {
 // settle commits the final status and builds the Outcome (spec 02 §1.6).
 func (r *run) settle(s settlement) (*Outcome, error) {
 	if !s.yielded {
+		r.settling = IsFinished(s.status)
 		r.rec.Status = s.status
 		switch s.status {
 		case StatusCompleted:

@@ -21,6 +21,8 @@ type SweepResult struct {
 	Due, Woken, Skipped, Failed int
 	// Continued counts stranded running sessions carried on (see StrandedAfter).
 	Continued int
+	// Published counts sessions whose owed notifications were published (SweepOutbox).
+	Published int `json:",omitempty"`
 }
 
 // sweepLookahead is how many due heads per wake a sweep reads, so failing parks at the head

@@ -1,0 +1,60 @@
+package hostconfig
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/archmax-ai/archmax/core/outbound"
+)
+
+func TestEventsSection(t *testing.T) {
+	cfg, err := Load([]byte(`
+events:
+  eventBridge:
+    bus: arn:aws:events:eu-west-1:123456789012:event-bus/approvals
+    types: [Session Parked, Session Completed, Session Event]
+    maxDetailBytes: 8192
+  log: { info: false }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := cfg.EventsOf()
+	if ev.EventBridge == nil || ev.EventBridge.Bus != "arn:aws:events:eu-west-1:123456789012:event-bus/approvals" ||
+		!slices.Equal(ev.EventBridge.Types, []string{outbound.SessionParked, outbound.SessionCompleted, outbound.SessionEvent}) || ev.EventBridge.MaxDetailBytes != 8192 {
+		t.Errorf("eventBridge = %+v", ev.EventBridge)
+	}
+	if ev.Log.Enabled("info") || !ev.Log.Enabled("warn") || !ev.Log.Enabled("error") {
+		t.Errorf("log = %+v", ev.Log)
+	}
+	if r := cfg.Resources(); r.EventBus != ev.EventBridge.Bus {
+		t.Errorf("resources bus = %q", r.EventBus)
+	}
+	// no section: every level logged, nothing published
+	none, _ := Load([]byte("version: 1\n"))
+	if d := none.EventsOf(); d.EventBridge != nil || !d.Log.Info || !d.Log.Warn || !d.Log.Error {
+		t.Errorf("defaults = %+v", d)
+	}
+}
+
+func TestEventsSectionRefusals(t *testing.T) {
+	for src, want := range map[string]string{
+		"events: { eventBridge: {} }":                                                  "is required",
+		"events: { eventBridge: { bus: 'no spaces' } }":                                "not an event bus name or ARN",
+		"events: { eventBridge: { bus: b, types: [Session Started] } }":                "not a detail type",
+		"events: { eventBridge: { bus: b, types: [Session Parked, Session Parked] } }": "listed twice",
+		"events: { eventBridge: { bus: b, maxDetailBytes: 10 } }":                      "'events.eventBridge.maxDetailBytes' must be an integer",
+		"events: { log: { debug: true } }":                                             "unknown key 'debug'",
+		"events: { log: { info: yes } }":                                               "must be true or false",
+	} {
+		_, diags := Parse([]byte(src + "\n"))
+		found := false
+		for _, d := range diags {
+			found = found || strings.Contains(d.Message, want)
+		}
+		if !found {
+			t.Errorf("%s: want %q in %v", src, want, diags)
+		}
+	}
+}
