@@ -34,10 +34,12 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 	if st.Budget.TimeoutMs > 0 {
 		callCtx, cancel = context.WithTimeout(r.ctx, time.Duration(st.Budget.TimeoutMs)*time.Millisecond)
 	}
-	resp, err := r.e.cfg.Model.Converse(callCtx, req)
+	messageID := newMessageID()
+	resp, stream, err := r.streamCall(callCtx, st.Slug, messageID, req)
 	timedOut := callCtx.Err() != nil && r.ctx.Err() == nil
 	cancel()
 	if err != nil {
+		stream.partial() // the text that arrived before the call failed (02 §12.5)
 		if timedOut {
 			return stepResult{failure: modelTimedOut(st.Slug, st.Budget.TimeoutMs)}, nil
 		}
@@ -79,10 +81,10 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 	}
 	var msg transcript.Message
 	if cutOff == "" || strings.TrimSpace(text) != "" {
-		msg = r.appendMessage(transcript.Message{Role: transcript.RoleAssistant, Text: text, ToolCalls: calls, State: st.Slug})
+		msg = r.appendMessage(transcript.Message{ID: messageID, Role: transcript.RoleAssistant, Text: text, ToolCalls: calls, State: st.Slug})
 	}
 	if t := strings.TrimSpace(msg.Text); t != "" {
-		r.emit(events.AgentTextDelta, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
+		stream.whole(msg.Text)
 		r.emit(events.AgentText, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
 	}
 	if cutOff != "" {

@@ -173,8 +173,10 @@ func (r *run) replyOnlyCall(st *spec.State, directive string) error {
 	defer func() { r.replyOnly = false }()
 	req := r.agentRequest(st)
 	req.System[len(req.System)-1].Text += "\n\n" + directive
-	resp, err := r.e.cfg.Model.Converse(r.ctx, req)
+	messageID := newMessageID()
+	resp, stream, err := r.streamCall(r.ctx, st.Slug, messageID, req)
 	if err != nil {
+		stream.partial()
 		if r.isCancel(err) && !(r.head.Version > r.startVersion && r.rec.Park != nil) {
 			return err
 		}
@@ -195,8 +197,9 @@ func (r *run) replyOnlyCall(st *spec.State, directive string) error {
 	}
 	if len(calls) > 0 {
 		text = "" // a model that calls a tool instead of writing leaves no message
+		stream.partial()
 	}
-	msg := r.appendMessage(transcript.Message{Role: transcript.RoleAssistant, Text: text, ToolCalls: calls, State: st.Slug})
+	msg := r.appendMessage(transcript.Message{ID: messageID, Role: transcript.RoleAssistant, Text: text, ToolCalls: calls, State: st.Slug})
 	for _, c := range calls {
 		_, ref := r.govern(st, kernel.OriginAgent, c.ID, c.Name, c.Args)
 		reason := notATool(c.Name)
@@ -206,6 +209,7 @@ func (r *run) replyOnlyCall(st *spec.State, directive string) error {
 		r.appendMessage(transcript.Message{Role: transcript.RoleTool, ToolCallID: c.ID, Tool: c.Name, Text: reason, Error: true, Blocked: ref != nil && ref.blocked, State: st.Slug})
 	}
 	if t := strings.TrimSpace(msg.Text); t != "" {
+		stream.whole(msg.Text)
 		r.emit(events.AgentText, map[string]any{"state": st.Slug, "text": msg.Text, "messageId": msg.ID})
 		r.lastReplyOnlyText = t
 	}

@@ -2,7 +2,8 @@
 // an http.Handler that speaks Converse's REST-JSON wire protocol, enforces Bedrock's request
 // rules on the raw wire JSON, and answers from a spec-05 scripted.Script. It shares no
 // validation code with core/model, so it proves independently that the client never sends a
-// history Bedrock would refuse. ConverseStream is not served.
+// history Bedrock would refuse. ConverseStream is served on the event-stream wire encoding
+// (stream.go), in chunks, with mid-stream faults and a Gate a test releases frames with.
 package conversefake
 
 import (
@@ -36,7 +37,8 @@ type RecordedRequest struct {
 	Body      json.RawMessage // the raw request body
 	Metadata  map[string]string
 	Status    int    // the HTTP status answered
-	ErrorType string // X-Amzn-Errortype answered, "" on success
+	ErrorType string // X-Amzn-Errortype answered (a stream: the exception it ended with), "" on success
+	Stream    bool   // a ConverseStream call
 }
 
 // Server serves Converse for one Script. It is safe for concurrent use.
@@ -44,6 +46,8 @@ type Server struct {
 	script    *scripted.Script
 	latencyMs int64
 	delay     time.Duration
+	chunk     int   // runes per streamed chunk (0: text word by word, tool input 16 runes)
+	gate      *Gate // holds each streamed frame until a test lets it go
 
 	mu       sync.Mutex
 	requests []RecordedRequest
@@ -54,6 +58,13 @@ type Option func(*Server)
 
 // WithLatencyMs sets the metrics.latencyMs every answer reports (default 1).
 func WithLatencyMs(ms int64) Option { return func(s *Server) { s.latencyMs = ms } }
+
+// WithChunkSize cuts a streamed answer's text and tool inputs into pieces of n runes (by
+// default the text goes word by word and a tool input in pieces of 16 runes).
+func WithChunkSize(n int) Option { return func(s *Server) { s.chunk = n } }
+
+// WithGate holds every frame of every streamed answer until g lets it go (Gate.Next).
+func WithGate(g *Gate) Option { return func(s *Server) { s.gate = g } }
 
 // WithDelay makes every answer take d: the fake waits before it reads the script, and a
 // request whose client gave up meanwhile is dropped unanswered and unrecorded (the script
@@ -76,8 +87,9 @@ func (s *Server) Requests() []RecordedRequest {
 	return append([]RecordedRequest(nil), s.requests...)
 }
 
-// ServeHTTP answers POST /model/{modelId}/converse. Refusals are Bedrock-shaped: the HTTP
-// status of the error (research D.6), header X-Amzn-Errortype and body {"message": ...}.
+// ServeHTTP answers POST /model/{modelId}/converse and /converse-stream. Refusals are
+// Bedrock-shaped: the HTTP status of the error (research D.6), header X-Amzn-Errortype and
+// body {"message": ...}; a stream's mid-stream fault is an exception frame (stream.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.delay > 0 {
 		select {
@@ -87,11 +99,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	rec := RecordedRequest{}
-	status, errType, body := s.serve(r, &rec)
+	entry, midStream, status, errType, body := s.serve(r, &rec)
+	if entry != nil {
+		if rec.Stream {
+			if midStream != nil {
+				rec.ErrorType = midStream.Error
+			}
+			rec.Status = http.StatusOK
+			s.record(rec)
+			s.stream(w, r, entry, midStream)
+			return
+		}
+		var err error
+		if body, err = json.Marshal(s.response(entry)); err != nil {
+			status, errType, body = failure(http.StatusInternalServerError, "InternalServerException", err.Error())
+		}
+	}
 	rec.Status, rec.ErrorType = status, errType
-	s.mu.Lock()
-	s.requests = append(s.requests, rec)
-	s.mu.Unlock()
+	s.record(rec)
 
 	w.Header().Set("Content-Type", "application/json")
 	if errType != "" {
@@ -101,46 +126,67 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-func (s *Server) serve(r *http.Request, rec *RecordedRequest) (status int, errType string, body []byte) {
-	modelID, ok := strings.CutPrefix(r.URL.Path, "/model/")
-	modelID, isConverse := strings.CutSuffix(modelID, "/converse")
-	if !ok || !isConverse || modelID == "" || r.Method != http.MethodPost {
-		return failure(http.StatusNotFound, "UnknownOperationException", fmt.Sprintf("%s %s is not a Converse call", r.Method, r.URL.Path))
+func (s *Server) record(rec RecordedRequest) {
+	s.mu.Lock()
+	s.requests = append(s.requests, rec)
+	s.mu.Unlock()
+}
+
+// serve reads and checks one call and picks its answer: the entry (with, for a stream, the
+// fault it ends in, when one is scripted with afterChunks), or a refusal.
+func (s *Server) serve(r *http.Request, rec *RecordedRequest) (entry *scripted.Entry, midStream *scripted.Fault, status int, errType string, body []byte) {
+	fail := func(status int, errType, msg string) (*scripted.Entry, *scripted.Fault, int, string, []byte) {
+		status, errType, body := failure(status, errType, msg)
+		return nil, nil, status, errType, body
 	}
+	modelID, ok := strings.CutPrefix(r.URL.Path, "/model/")
+	modelID, isStream := strings.CutSuffix(modelID, "/converse-stream")
+	isConverse := isStream
+	if !isStream {
+		modelID, isConverse = strings.CutSuffix(modelID, "/converse")
+	}
+	if !ok || !isConverse || modelID == "" || r.Method != http.MethodPost {
+		return fail(http.StatusNotFound, "UnknownOperationException", fmt.Sprintf("%s %s is not a Converse call", r.Method, r.URL.Path))
+	}
+	rec.Stream = isStream
 	rec.ModelID = modelID
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
-		return failure(http.StatusBadRequest, "ValidationException", "Could not read the request body.")
+		return fail(http.StatusBadRequest, "ValidationException", "Could not read the request body.")
 	}
 	rec.Body = raw
 
 	var req wireRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
-		return failure(http.StatusBadRequest, "ValidationException", "Malformed input request: "+err.Error())
+		return fail(http.StatusBadRequest, "ValidationException", "Malformed input request: "+err.Error())
 	}
 	rec.Metadata = req.RequestMetadata
 	if err := checkRequest(&req, s.script.StrictToolTurns); err != nil {
-		return failure(http.StatusBadRequest, "ValidationException", err.Error())
+		return fail(http.StatusBadRequest, "ValidationException", err.Error())
 	}
 
 	call := callOf(&req)
 	idx := s.script.CallIndex(call.Role)
-	if name, msg, ok := s.script.Fault(call.Role, idx); ok {
-		code, _ := scripted.HTTPStatus(name)
-		if msg == "" {
-			msg = fmt.Sprintf("Scripted %s for %s call %d.", name, call.Role, idx)
+	if f, ok := s.script.FaultOf(call.Role, idx); ok {
+		if f.Message == "" {
+			f.Message = fmt.Sprintf("Scripted %s for %s call %d.", f.Error, call.Role, idx)
 		}
-		return failure(code, name, msg)
+		if !isStream || f.AfterChunks < 0 {
+			code, _ := scripted.HTTPStatus(f.Error)
+			return fail(code, f.Error, f.Message)
+		}
+		// the answer begins and breaks off: it is not consumed, so a retry gets it whole
+		entry, err := s.script.Peek(call)
+		if err != nil {
+			return fail(http.StatusBadRequest, ErrScriptMismatch, err.Error())
+		}
+		return entry, &f, http.StatusOK, "", nil
 	}
-	entry, err := s.script.Next(call)
+	entry, err = s.script.Next(call)
 	if err != nil {
-		return failure(http.StatusBadRequest, ErrScriptMismatch, err.Error())
+		return fail(http.StatusBadRequest, ErrScriptMismatch, err.Error())
 	}
-	out, err := json.Marshal(s.response(entry))
-	if err != nil {
-		return failure(http.StatusInternalServerError, "InternalServerException", err.Error())
-	}
-	return http.StatusOK, "", out
+	return entry, nil, http.StatusOK, "", nil
 }
 
 func failure(status int, errType, msg string) (int, string, []byte) {

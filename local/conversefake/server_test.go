@@ -155,7 +155,7 @@ func TestScriptMismatchListsRemainingEntries(t *testing.T) {
 
 func TestUnknownRoute(t *testing.T) {
 	_, hs := newServer(t, "agent: []\n")
-	resp, err := http.Post(hs.URL+"/model/m/converse-stream", "application/json", strings.NewReader("{}"))
+	resp, err := http.Post(hs.URL+"/model/m/invoke", "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}

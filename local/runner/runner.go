@@ -105,12 +105,17 @@ func Open(ctx context.Context, opts Options) (*Env, error) {
 	if opts.NoModel {
 		return env, nil
 	}
+	// model calls stream their text unless ARCHMAX_STREAMING is 0 or false
+	streaming, err := bedrock.StreamingFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	if opts.Bedrock {
 		region := opts.Region
 		if region == "" {
 			region = os.Getenv("AWS_REGION")
 		}
-		c, err := bedrock.New(ctx, bedrock.Config{Region: region})
+		c, err := bedrock.New(ctx, bedrock.Config{Region: region, NoStreaming: !streaming})
 		if err != nil {
 			return nil, err
 		}
@@ -138,6 +143,7 @@ func Open(ctx context.Context, opts Options) (*Env, error) {
 	c, err := bedrock.New(ctx, bedrock.Config{
 		Region: "us-east-1", Endpoint: "http://" + ln.Addr().String(),
 		AccessKeyID: "local", SecretAccessKey: "local", MaxAttempts: 3, MaxBackoff: 50 * time.Millisecond,
+		NoStreaming: !streaming,
 	})
 	if err != nil {
 		_ = env.Close()

@@ -1,11 +1,13 @@
 // Package bedrock implements model.Client on Amazon Bedrock's Converse API
-// (bedrockruntime.Converse, DESIGN.md §6).
+// (bedrockruntime.Converse, DESIGN.md §6), and model.StreamClient on ConverseStream.
 package bedrock
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
@@ -47,6 +50,9 @@ type Config struct {
 	// Timeout bounds one Converse call, every attempt and backoff included (0 = none): the
 	// "one model call's timeout" a host keeps free before its deadline (DESIGN.md §4).
 	Timeout time.Duration
+	// NoStreaming makes ConverseStream answer through Converse: the answer arrives whole
+	// (ARCHMAX_STREAMING=0, StreamingFromEnv). Streaming is on by default.
+	NoStreaming bool
 }
 
 // retryableCodes are the Bedrock errors worth another attempt (research D.6); every other
@@ -65,12 +71,14 @@ var retryableStatuses = map[int]struct{}{500: {}, 502: {}, 503: {}, 504: {}}
 
 // Client calls Bedrock Converse. It is safe for concurrent use.
 type Client struct {
-	api     *bedrockruntime.Client
-	retryer aws.Retryer
-	timeout time.Duration
+	api         *bedrockruntime.Client
+	retryer     aws.Retryer
+	timeout     time.Duration
+	maxAttempts int
+	noStreaming bool
 }
 
-var _ model.Client = (*Client)(nil)
+var _ model.StreamClient = (*Client)(nil)
 
 // New builds a Client. With static credentials it assembles the aws.Config itself (no
 // shared-config or credential probing, no network); otherwise it loads the default chain
@@ -117,6 +125,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Endpoint != "" {
 		awsCfg.BaseEndpoint = aws.String(cfg.Endpoint)
 	}
+	if awsCfg.HTTPClient == nil {
+		awsCfg.HTTPClient = awshttp.NewBuildableClient()
+	}
+	awsCfg.HTTPClient = ownBody{awsCfg.HTTPClient}
 	retryer := retry.NewStandard(func(o *retry.StandardOptions) {
 		o.MaxAttempts = cfg.MaxAttempts
 		o.MaxBackoff = cfg.MaxBackoff
@@ -136,7 +148,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("bedrock: Timeout %s must not be negative", cfg.Timeout)
 	}
-	return &Client{api: bedrockruntime.NewFromConfig(awsCfg), retryer: retryer, timeout: cfg.Timeout}, nil
+	return &Client{api: bedrockruntime.NewFromConfig(awsCfg), retryer: retryer, timeout: cfg.Timeout,
+		maxAttempts: cfg.MaxAttempts, noStreaming: cfg.NoStreaming}, nil
 }
 
 // Converse sends req to Bedrock Converse and maps the answer (DESIGN.md §6). With
@@ -155,6 +168,30 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 // never executes or checkpoints it. Content blocks other than text and toolUse (e.g.
 // reasoning) are not mapped.
 func (c *Client) Converse(ctx context.Context, req *model.Request) (*model.Response, error) {
+	r, in, err := prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	callCtx, cancel := c.bound(ctx)
+	defer cancel()
+	var attempts atomic.Int32
+	out, err := c.api.Converse(callCtx, in, func(o *bedrockruntime.Options) {
+		o.APIOptions = append(o.APIOptions, countAttempts(&attempts))
+	})
+	if err != nil {
+		return nil, c.failed(ctx, callCtx, err, int(attempts.Load()))
+	}
+	resp, err := fromOutput(out)
+	if err != nil {
+		return nil, err
+	}
+	resp.ModelID = r.ModelID
+	return resp, nil
+}
+
+// prepare sanitises req's metadata, checks the request (model.ValidateRequest: a refusal is
+// the *model.InvalidRequestError, and nothing is sent) and maps it onto ConverseInput.
+func prepare(req *model.Request) (*model.Request, *bedrockruntime.ConverseInput, error) {
 	r := *req
 	if len(req.Metadata) > 0 {
 		r.Metadata = make(map[string]string, len(req.Metadata))
@@ -163,35 +200,31 @@ func (c *Client) Converse(ctx context.Context, req *model.Request) (*model.Respo
 		}
 	}
 	if err := model.ValidateRequest(&r); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	in, err := toInput(&r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	callCtx := ctx
+	return &r, in, nil
+}
+
+// bound is ctx with the call's Config.Timeout, when there is one.
+func (c *Client) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
+		return context.WithTimeout(ctx, c.timeout)
 	}
-	var attempts atomic.Int32
-	out, err := c.api.Converse(callCtx, in, func(o *bedrockruntime.Options) {
-		o.APIOptions = append(o.APIOptions, countAttempts(&attempts))
-	})
-	if err != nil {
-		ce := c.callError(err, int(attempts.Load()))
-		if ctx.Err() == nil && callCtx.Err() != nil { // our own bound, not the caller's
-			ce.Code, ce.Message, ce.Retryable = "ModelCallTimeout", fmt.Sprintf("the model call did not finish within %s", c.timeout), true
-		}
-		return nil, ce
+	return ctx, func() {}
+}
+
+// failed maps a call's error onto *model.CallError; running out of the client's own bound
+// (callCtx, not the caller's ctx) is a retryable "ModelCallTimeout".
+func (c *Client) failed(ctx, callCtx context.Context, err error, attempts int) *model.CallError {
+	ce := c.callError(err, attempts)
+	if ctx.Err() == nil && callCtx.Err() != nil { // our own bound, not the caller's
+		ce.Code, ce.Message, ce.Retryable = "ModelCallTimeout", fmt.Sprintf("the model call did not finish within %s", c.timeout), true
 	}
-	resp, err := fromOutput(out)
-	if err != nil {
-		return nil, err
-	}
-	resp.ModelID = r.ModelID
-	return resp, nil
+	return ce
 }
 
 // countAttempts adds a finalize-step middleware, inside the retry loop, that counts the
@@ -234,4 +267,26 @@ func (noRetryQuota) IsErrorRetryable(err error) aws.Ternary {
 		return aws.FalseTernary
 	}
 	return aws.UnknownTernary
+}
+
+// ownBody gives the transport a request body of its own. The SDK closes the body it built
+// as soon as the response headers are in; when the transport still reads it then (the
+// check for bytes past Content-Length), the read fails and the transport closes the
+// connection — under a ConverseStream answer still arriving ("use of closed network
+// connection", aws/aws-sdk-go-v2#2737). The body is in memory already (it was signed).
+type ownBody struct{ c aws.HTTPClient }
+
+func (o ownBody) Do(r *http.Request) (*http.Response, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return o.c.Do(r)
+	}
+	b, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	own := r.Clone(r.Context())
+	own.Body = io.NopCloser(bytes.NewReader(b))
+	own.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	return o.c.Do(own)
 }

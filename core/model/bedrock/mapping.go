@@ -131,19 +131,26 @@ func fromOutput(out *bedrockruntime.ConverseOutput) (*model.Response, error) {
 			}
 		}
 	}
-	if u := out.Usage; u != nil {
-		read, write := int64(aws.ToInt32(u.CacheReadInputTokens)), int64(aws.ToInt32(u.CacheWriteInputTokens))
-		resp.Usage = &model.Usage{
-			InputTokens:      int64(aws.ToInt32(u.InputTokens)) + read + write,
-			OutputTokens:     int64(aws.ToInt32(u.OutputTokens)),
-			CacheReadTokens:  read,
-			CacheWriteTokens: write,
-		}
-	}
+	resp.Usage = usageOf(out.Usage)
 	if out.Metrics != nil {
 		resp.LatencyMs = aws.ToInt64(out.Metrics.LatencyMs)
 	}
 	return resp, nil
+}
+
+// usageOf maps Bedrock's token usage (nil when none was reported) with the inclusive input
+// total: Bedrock's inputTokens excludes prompt-cache reads and writes, so both are added back.
+func usageOf(u *types.TokenUsage) *model.Usage {
+	if u == nil {
+		return nil
+	}
+	read, write := int64(aws.ToInt32(u.CacheReadInputTokens)), int64(aws.ToInt32(u.CacheWriteInputTokens))
+	return &model.Usage{
+		InputTokens:      int64(aws.ToInt32(u.InputTokens)) + read + write,
+		OutputTokens:     int64(aws.ToInt32(u.OutputTokens)),
+		CacheReadTokens:  read,
+		CacheWriteTokens: write,
+	}
 }
 
 // documentJSON renders a decoded Smithy document as JSON. The decoder yields numbers as

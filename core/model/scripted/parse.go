@@ -287,7 +287,7 @@ func (p parser) expect(n *yaml.Node) (expect, error) {
 }
 
 func (p parser) fault(n *yaml.Node) (fault, error) {
-	f := fault{call: -1, times: 1}
+	f := fault{call: -1, times: 1, afterChunks: -1}
 	err := p.mapping(n, func(key string, v *yaml.Node) error {
 		var err error
 		switch key {
@@ -311,8 +311,12 @@ func (p parser) fault(n *yaml.Node) (fault, error) {
 			}
 		case "message":
 			f.message, err = p.str(v)
+		case "afterChunks":
+			if err = p.decode(v, &f.afterChunks); err == nil && f.afterChunks < 0 {
+				err = p.errorf(v, "afterChunks must be 0 or more")
+			}
 		default:
-			err = p.errorf(v, "unknown errors key %q (want role, call, error, times, message)", key)
+			err = p.errorf(v, "unknown errors key %q (want role, call, error, times, message, afterChunks)", key)
 		}
 		return err
 	})

@@ -41,6 +41,8 @@ var errorStatus = map[string]int{
 	"ModelNotReadyException":        429,
 	"InternalServerException":       500,
 	"ServiceUnavailableException":   503,
+	// sent only inside a ConverseStream answer; a Converse call faulted with it gets 424
+	"ModelStreamErrorException": 424,
 }
 
 // HTTPStatus returns the HTTP status Bedrock answers errName with (research D.6); ok is
@@ -126,6 +128,18 @@ type fault struct {
 	name    string
 	times   int
 	message string // the error's message ("" = a generated one)
+	// afterChunks: on ConverseStream, the error is an exception frame after this many
+	// content chunks of the answer (-1: the call fails before it answers)
+	afterChunks int
+}
+
+// Fault is one faulted attempt (spec 05 `errors:`): the Bedrock error name, its message
+// ("" when the script gives none) and, for a streamed answer, how many content chunks of
+// the answer go out before the error (-1: the call fails before it answers).
+type Fault struct {
+	Error       string
+	Message     string
+	AfterChunks int
 }
 
 type faultKey struct {
@@ -146,6 +160,13 @@ func (s *Script) CallIndex(role string) int {
 // first `times` attempts of that call fail.
 // Each call of Fault counts one attempt.
 func (s *Script) Fault(role string, callIndex int) (errName, message string, ok bool) {
+	f, ok := s.FaultOf(role, callIndex)
+	return f.Error, f.Message, ok
+}
+
+// FaultOf is Fault with the whole fault: for a streamed answer, AfterChunks says how far
+// the answer goes before the error. Each call counts one attempt.
+func (s *Script) FaultOf(role string, callIndex int) (Fault, bool) {
 	for _, f := range s.faults {
 		if f.role != role || f.call != callIndex {
 			continue
@@ -154,12 +175,12 @@ func (s *Script) Fault(role string, callIndex int) (errName, message string, ok 
 		defer s.mu.Unlock()
 		k := faultKey{role, callIndex}
 		if s.attempts[k] >= f.times {
-			return "", "", false
+			return Fault{}, false
 		}
 		s.attempts[k]++
-		return f.name, f.message, true
+		return Fault{Error: f.name, Message: f.message, AfterChunks: f.afterChunks}, true
 	}
-	return "", "", false
+	return Fault{}, false
 }
 
 // Next answers call c: the first unconsumed entry of c.Role whose `when` matches, checked
@@ -169,7 +190,13 @@ func (s *Script) Fault(role string, callIndex int) (errName, message string, ok 
 // index, state and turn: "no entry left" when the role has none, else "no remaining entry
 // matches …" listing the remaining entries' `when`; an expect miss is an error naming the
 // entry's line and the failed check.
-func (s *Script) Next(c Call) (*Entry, error) {
+func (s *Script) Next(c Call) (*Entry, error) { return s.answer(c, true) }
+
+// Peek is the answer Next would give c, without consuming it: the call index does not
+// advance (the answer a faulted stream begins before its error).
+func (s *Script) Peek(c Call) (*Entry, error) { return s.answer(c, false) }
+
+func (s *Script) answer(c Call, consume bool) (*Entry, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	idx := s.calls[c.Role]
@@ -177,8 +204,10 @@ func (s *Script) Next(c Call) (*Entry, error) {
 		if e.consumed || !e.when.matches(c) {
 			continue
 		}
-		e.consumed = true
-		s.calls[c.Role]++
+		if consume {
+			e.consumed = true
+			s.calls[c.Role]++
+		}
 		if err := e.expect.check(c); err != nil {
 			return nil, fmt.Errorf("scripted model: %s call %d (state %q, turn %d) answered by %s:%d: %w",
 				c.Role, idx, c.State, c.Turn, s.file, e.line, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/clock"
 	"github.com/archmax-ai/archmax/core/hostconfig"
+	"github.com/archmax-ai/archmax/core/model/bedrock"
 	"github.com/archmax-ai/archmax/functions/handlers/access"
 )
 
@@ -43,6 +44,9 @@ const (
 	EnvContinueMargin   = "ARCHMAX_CONTINUE_MARGIN"   // kept beyond it, Go duration (default 20s)
 	EnvContinueFunction = "ARCHMAX_CONTINUE_FUNCTION" // name or ARN of the function continuations invoke
 	EnvLambdaEndpoint   = "ARCHMAX_LAMBDA_ENDPOINT"   // local/test only: e.g. local/lambdafake
+	// Model calls stream their text (ConverseStream, agent-text-delta events as it arrives)
+	// unless EnvStreaming is "0" or "false": then every call is one Converse.
+	EnvStreaming = bedrock.EnvStreaming
 	// Who may do what on the HTTP API (functions/handlers/access, Issue 17): the roles'
 	// JWT scopes are <prefix>decide and <prefix>admin; with IAM authorization the roles are
 	// held by the principals listed (comma-separated role, user or account-root ARNs; an
@@ -88,6 +92,8 @@ type Config struct {
 	// ContinueFunction is invoked asynchronously to continue a turn ("" = no continuation).
 	ContinueFunction string
 	LambdaEndpoint   string // local/test only
+	// NoStreaming answers every model call through Converse (EnvStreaming=0).
+	NoStreaming bool
 	// Access is who may do what on the HTTP API (EnvJWTScopePrefix, EnvIAMAdmins,
 	// EnvIAMDeciders, EnvFourEyes).
 	Access access.Policy
@@ -186,6 +192,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if h := c.HostFileSHA256; h != "" && h != hostconfig.NoFile && !sha256Hex.MatchString(h) {
 		cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s=%q is not a SHA-256 in hex (64 of 0-9a-f) or %q", EnvHostFileSHA256, h, hostconfig.NoFile))
+	}
+	if on, err := bedrock.StreamingFromEnv(get); err != nil {
+		cerr.Invalid = append(cerr.Invalid, err.Error())
+	} else {
+		c.NoStreaming = !on
 	}
 	if (c.WakeTargetARN == "") != (c.SchedulerRoleARN == "") {
 		cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s and %s are set together or not at all", EnvWakeTargetARN, EnvSchedulerRoleARN))

@@ -58,6 +58,11 @@ func TestConfigFromEnv(t *testing.T) {
 		{"deployed without a host file", with(map[string]string{EnvHostFileSHA256: "none"}), Config{
 			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
 			HostFileSHA256: "none"}},
+		{"streaming switched off", with(map[string]string{EnvStreaming: "0"}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
+			NoStreaming: true}},
+		{"streaming on, as by default", with(map[string]string{EnvStreaming: "true"}), Config{
+			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel]}},
 		{"credentials are ignored without an endpoint", with(map[string]string{"AWS_ACCESS_KEY_ID": "AKIA", "AWS_SECRET_ACCESS_KEY": "s"}), Config{
 			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel]}},
 	}
@@ -95,6 +100,7 @@ func TestConfigFromEnvRefusesUnusableConfiguration(t *testing.T) {
 			EnvWakeTargetARN: "arn:aws:lambda:eu-west-1:1:function:wake"}, nil, EnvSchedulerRoleARN},
 		{"an IAM role holder must be a principal ARN", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
 			EnvIAMDeciders: "arn:aws:iam::1:role/ok, approvers"}, nil, EnvIAMDeciders},
+		{"streaming is a boolean", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m", EnvStreaming: "sometimes"}, nil, EnvStreaming},
 		{"four-eyes is a boolean", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m", EnvFourEyes: "yes please"}, nil, EnvFourEyes},
 		{"the host file's digest is a SHA-256 in hex", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
 			EnvHostFileSHA256: strings.Repeat("0A", 32)}, nil, EnvHostFileSHA256},

@@ -61,7 +61,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 			o.UsePathStyle = true
 		}
 	})
-	bc := bedrock.Config{Region: awsCfg.Region, Endpoint: cfg.BedrockEndpoint, Timeout: cmp.Or(cfg.ModelTimeout, continuation.DefaultModelTimeout)}
+	bc := bedrock.Config{Region: awsCfg.Region, Endpoint: cfg.BedrockEndpoint, Timeout: cmp.Or(cfg.ModelTimeout, continuation.DefaultModelTimeout),
+		NoStreaming: cfg.NoStreaming}
 	if cfg.Local() {
 		bc.AccessKeyID, bc.SecretAccessKey, bc.SessionToken = cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken
 	}
