@@ -147,9 +147,15 @@ func newFixture(t *testing.T, log store.Log, files store.Files) *fixture {
 	api := httpapi.New(engines, run, nil)
 	f := &fixture{t: t, arn: "arn:aws:lambda:us-east-1:123456789012:function:" + strings.ReplaceAll(t.Name(), "/", "-"),
 		api: api, model: m, starter: starter, engines: engines}
-	functions.Store(f.arn, stream.Function(stream.New(api, nil, stream.WithPoll(5*time.Millisecond)), run, nil))
-	t.Cleanup(func() { functions.Delete(f.arn) })
+	f.register(stream.Function(stream.New(api, nil, stream.WithPoll(5*time.Millisecond)), run, nil))
 	return f
+}
+
+// register makes fn the function f.arn invokes.
+func (f *fixture) register(fn func(context.Context, json.RawMessage) (any, error)) {
+	arn := f.arn
+	functions.Store(arn, fn)
+	f.t.Cleanup(func() { functions.Delete(arn) })
 }
 
 // stores runs body on the file store and on DynamoDB Local.
