@@ -24,8 +24,9 @@ import (
 //     S3 answer 404 rather than 403 for a missing key, which the blob store's HeadObject and
 //     the file tools' Stat rely on; it is granted only where s3:prefix lies under the spec
 //     or session prefix the function reads.
-//   - Bedrock (core/model/bedrock): Converse only, whose IAM action is bedrock:InvokeModel
-//     (no ConverseStream, so no InvokeModelWithResponseStream).
+//   - Bedrock (core/model/bedrock): Converse, whose IAM action is bedrock:InvokeModel, and
+//     ConverseStream (streamed calls, the default), whose action is
+//     bedrock:InvokeModelWithResponseStream — both on the same models.
 //   - EventBridge Scheduler (core/scheduler/eventbridge): Create/Update/DeleteSchedule of
 //     schedules named archmax-… in the stage's group, passing the Scheduler role.
 //   - Lambda (functions/handlers/continuation): a turn that outlives its invocation
@@ -40,7 +41,7 @@ type Access struct {
 	// WriteSessions is PutObject and DeleteObject under the session prefix.
 	WriteSessions bool
 	ListBucket    bool
-	Models        bool // bedrock:InvokeModel on the configured models
+	Models        bool // bedrock:InvokeModel and InvokeModelWithResponseStream on the configured models
 	Schedules     bool // the Scheduler actions and iam:PassRole of the Scheduler role
 	InvokeSelf    bool // lambda:InvokeFunction on itself (continuations)
 	// Host: the function runs engines, which read the host file (host.Engines): it gets the
@@ -85,8 +86,12 @@ const ScheduleNamePrefix = "archmax-"
 // profile ids (us.anthropic.…, global.anthropic.…).
 var inferenceProfileGeos = []string{"us", "us-gov", "eu", "apac", "jp", "au", "ca", "global"}
 
-// ModelStatements allow bedrock:InvokeModel (the action behind Converse) on exactly the
-// given model ids: a foundation model in this region; a cross-region inference profile of
+// ModelActions are the IAM actions of a model call: Converse is bedrock:InvokeModel,
+// ConverseStream bedrock:InvokeModelWithResponseStream (ARCHMAX_STREAMING switches between
+// them at run time, so a function that calls a model has both).
+var ModelActions = []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}
+
+// ModelStatements allow ModelActions on exactly the given model ids: a foundation model in this region; a cross-region inference profile of
 // this account and region, plus its foundation model in every region that profile routes
 // to, only when called through that profile (bedrock:InferenceProfileArn); an ARN as given.
 func ModelStatements(stack awscdk.Stack, models []string) []awsiam.PolicyStatement {
@@ -102,7 +107,7 @@ func ModelStatements(stack awscdk.Stack, models []string) []awsiam.PolicyStateme
 			profile := stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("bedrock"), Resource: jsii.String("inference-profile"), ResourceName: jsii.String(m)})
 			direct = append(direct, profile)
 			out = append(out, awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-				Actions: jsii.Strings("bedrock:InvokeModel"),
+				Actions: jsii.Strings(ModelActions...),
 				Resources: &[]*string{stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("bedrock"), Region: jsii.String("*"), Account: jsii.String(""),
 					Resource: jsii.String("foundation-model"), ResourceName: jsii.String(base)})},
 				Conditions: &map[string]any{"StringEquals": map[string]any{"bedrock:InferenceProfileArn": profile}},
@@ -113,7 +118,7 @@ func ModelStatements(stack awscdk.Stack, models []string) []awsiam.PolicyStateme
 			Resource: jsii.String("foundation-model"), ResourceName: jsii.String(m)}))
 	}
 	return append([]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions: jsii.Strings("bedrock:InvokeModel"), Resources: &direct,
+		Actions: jsii.Strings(ModelActions...), Resources: &direct,
 	})}, out...)
 }
 

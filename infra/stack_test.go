@@ -771,12 +771,14 @@ func TestLeastPrivilege(t *testing.T) {
 		return arn(service, "${AWS::Region}", "${AWS::AccountId}", resource)
 	}
 	profile := here("bedrock", "inference-profile/"+testProfile)
-	models := []string{
-		"Allow bedrock:InvokeModel " + profile,
-		"Allow bedrock:InvokeModel " + arn("bedrock", "${AWS::Region}", "", "foundation-model/amazon.nova-lite-v1:0"),
-		"Allow bedrock:InvokeModel " + testModels[1],
-		"Allow bedrock:InvokeModel " + arn("bedrock", "*", "", "foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0") +
-			` if {"StringEquals":{"bedrock:InferenceProfileArn":"` + profile + `"}}`,
+	var models []string // Converse and ConverseStream, on the same models
+	for _, action := range []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"} {
+		models = append(models,
+			"Allow "+action+" "+profile,
+			"Allow "+action+" "+arn("bedrock", "${AWS::Region}", "", "foundation-model/amazon.nova-lite-v1:0"),
+			"Allow "+action+" "+testModels[1],
+			"Allow "+action+" "+arn("bedrock", "*", "", "foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0")+
+				` if {"StringEquals":{"bedrock:InferenceProfileArn":"`+profile+`"}}`)
 	}
 	// what testdata/workspace/archmax.host.yaml names, granted to the functions that run
 	// engines (and nothing for the function URL or the environment variable it also names)
