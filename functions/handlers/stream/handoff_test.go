@@ -7,8 +7,11 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store/fs"
@@ -119,5 +122,65 @@ func TestRefusalsAndReplays(t *testing.T) {
 	}
 	if s := f.invoke(urlRequest("GET", "/v1/sessions/"+firstSum.SessionID+"/events", "", "", owner, map[string]string{"last-event-id": "x"})); s.status != http.StatusBadRequest {
 		t.Errorf("a bad Last-Event-ID: %d %s", s.status, s.body)
+	}
+}
+
+// recSink records what a stream writes.
+type recSink struct {
+	mu     sync.Mutex
+	status int
+	buf    strings.Builder
+	wrote  chan struct{}
+}
+
+func (s *recSink) Header(status int, _ map[string]string) error {
+	s.mu.Lock()
+	s.status = status
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *recSink) Write(p []byte) error {
+	s.mu.Lock()
+	s.buf.Write(p)
+	s.mu.Unlock()
+	select {
+	case s.wrote <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (s *recSink) text() string { s.mu.Lock(); defer s.mu.Unlock(); return s.buf.String() }
+
+// While the model is silent the stream sends keepalive comments, which an SSE client skips.
+func TestKeepaliveWhileTheModelIsSilent(t *testing.T) {
+	dir := t.TempDir()
+	log, _ := fs.Open(filepath.Join(dir, "log"))
+	files, _ := fs.OpenFiles(filepath.Join(dir, "files"))
+	f := newFixture(t, log, files)
+	go func() {
+		for range f.model.entered {
+		}
+	}()
+	h := stream.New(f.api, nil, stream.WithKeepalive(time.Millisecond))
+	req := stream.FromFunctionURL(func() (u events.LambdaFunctionURLRequest) {
+		_ = json.Unmarshal(urlRequest("POST", "/v1/workflows/desk/sessions", "", `{"message":"hi"}`, owner, nil), &u)
+		return u
+	}())
+	sink := &recSink{wrote: make(chan struct{}, 1)}
+	done := make(chan struct{})
+	go func() { h.Serve(context.Background(), req, sink); close(done) }()
+	for !strings.Contains(sink.text(), ": keepalive\n\n") {
+		select {
+		case <-sink.wrote:
+		case <-time.After(time.Minute):
+			t.Fatalf("no keepalive while the model waits: %s", sink.text())
+		}
+	}
+	close(f.model.gate)
+	<-done
+	if out := sink.text(); sink.status != http.StatusOK || !strings.Contains(out, "event: outcome\n") {
+		t.Errorf("%d %s", sink.status, out)
 	}
 }

@@ -65,9 +65,16 @@ func (s *pipeSink) Write(p []byte) error {
 
 // HTTP serves a net/http request the HTTP API would answer (ev, built from r as API
 // Gateway would) as a stream on rw: `archmax serve`. The call runs on past a client that
-// leaves (as a Lambda's does); the stream ends with the client.
+// leaves (as a Lambda's does), within the invocation's time WithInvocation sets; the
+// stream ends with the client.
 func (h *Handler) HTTP(rw http.ResponseWriter, r *http.Request, ev events.APIGatewayV2HTTPRequest) {
-	h.Serve(context.WithoutCancel(r.Context()), ev, &httpSink{w: rw, rc: http.NewResponseController(rw), gone: r.Context()})
+	ctx := context.WithoutCancel(r.Context())
+	if h.invocation > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, h.invocation)
+		defer cancel()
+	}
+	h.Serve(ctx, ev, &httpSink{w: rw, rc: http.NewResponseController(rw), gone: r.Context()})
 }
 
 // httpSink writes an answer on an http.ResponseWriter, flushing every write.

@@ -86,6 +86,8 @@ type Handler struct {
 	poll      time.Duration
 	keepalive time.Duration
 	margin    time.Duration
+	// invocation bounds a request HTTP serves (WithInvocation)
+	invocation time.Duration
 }
 
 // Option configures a Handler.
@@ -96,6 +98,11 @@ func WithPoll(d time.Duration) Option { return func(h *Handler) { h.poll = d } }
 
 // WithKeepalive sets the longest silence before a comment line (default DefaultKeepalive).
 func WithKeepalive(d time.Duration) Option { return func(h *Handler) { h.keepalive = d } }
+
+// WithInvocation gives each request HTTP serves an invocation's deadline of d (`archmax
+// serve`'s --invocation-timeout): a call still running then is handed to a continuation and
+// the stream follows it, as on Lambda. Zero: no deadline.
+func WithInvocation(d time.Duration) Option { return func(h *Handler) { h.invocation = d } }
 
 // New returns a Handler serving through api; log nil discards.
 func New(api *httpapi.Handler, log *slog.Logger, opts ...Option) *Handler {
@@ -328,24 +335,22 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	}
 	tick := time.NewTicker(h.tickEvery())
 	defer tick.Stop()
+	gone := false // the client left: the call goes on, and the invocation lasts until it answers
 	for {
 		select {
 		case <-q.ready:
-			if send() != nil {
-				return // the client left; the call goes on
-			}
-			continue
+			gone = gone || send() != nil
 		case <-tick.C:
-			if w.keepalive(h.keepalive) != nil {
-				return
-			}
-			continue
+			gone = gone || w.keepalive(h.keepalive) != nil
 		case resp := <-done:
-			if send() != nil {
+			if gone || send() != nil {
 				return
 			}
 			h.answered(ctx, req, w, resp, sessionID, lastSeq)
 			return
+		}
+		if gone {
+			q.take()
 		}
 	}
 }

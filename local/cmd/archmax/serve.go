@@ -219,7 +219,7 @@ func newServer(ctx context.Context, opts runner.Options, budget continuation.Bud
 	httpOpts = append([]httpapi.Option{httpapi.WithLocalCaller(localCaller(""))}, httpOpts...)
 	api := httpapi.New(s.engines, run, log, httpOpts...)
 	// Accept: text/event-stream on a start, a turn or …/events: the streaming function's answer
-	s.http = unloadableIs422(apigw.Streaming(apigw.Handler(api.Handle, log), stream.Accepts, stream.New(api, log).HTTP)) // serveload.go
+	s.http = unloadableIs422(apigw.Streaming(apigw.Handler(api.Handle, log), stream.Accepts, stream.New(api, log, stream.WithInvocation(invocation)).HTTP)) // serveload.go
 	return s, nil
 }
 
