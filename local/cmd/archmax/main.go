@@ -58,10 +58,10 @@ ARCHMAX_MODEL is set.
 
 A failure the CLI knows how to fix is followed by a "hint:" line; with --json every failure is
 also one line {"error": {"code", "message", "details"}} on stdout. On a terminal the narration is
-coloured (NO_COLOR or --no-color turns that off) and a step running longer than a second shows a
-progress line. 'archmax completion bash|zsh|fish|powershell' prints a shell completion script
-(workflow names, session ids, decision targets). Sessions live in .archmax/ in the workspace
-(--store DIR): 'archmax sessions ID' names the folder of a session's files.
+coloured (NO_COLOR or --no-color turns that off), the agent's text is printed as it arrives, and a
+step running longer than a second shows a progress line. 'archmax completion bash|zsh|fish|powershell'
+prints a shell completion script (workflow names, session ids, decision targets). Sessions live in
+.archmax/ in the workspace (--store DIR): 'archmax sessions ID' names the folder of a session's files.
 
 Where this CLI differs from the reference's, on purpose: validate with no workflow checks every
 workflow of the workspace; run and test read their first argument as the workflow only when the

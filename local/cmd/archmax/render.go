@@ -32,6 +32,10 @@ type renderer struct {
 	// color paints the narration; prog is the live line of a long step (tty.go).
 	color bool
 	prog  *progress
+	// streaming prints the agent's text as it arrives; live is the message it prints
+	// (livetext.go).
+	streaming bool
+	live      *liveText
 }
 
 func newRenderer(out, flow io.Writer, jsonOut, verbose bool) *renderer {
@@ -90,7 +94,11 @@ func (r *renderer) event(e events.Event) {
 	}
 	r.mu.Lock()
 	r.stepped(e.Str("state"))
+	printed := r.streamText(e)
 	r.mu.Unlock()
+	if printed {
+		return
+	}
 	if r.verbose {
 		b, _ := json.Marshal(e)
 		r.say("· %s\n", b)

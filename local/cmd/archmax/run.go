@@ -234,6 +234,7 @@ func (f *runFlags) renderer(cmd *cobra.Command) *renderer {
 	r := newRenderer(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.jsonOut, f.verbose)
 	if !f.jsonOut && isTerminal(cmd.ErrOrStderr()) {
 		r.color = colorWanted(cmd, cmd.ErrOrStderr())
+		r.streaming = !f.verbose // the agent's text as it arrives (livetext.go)
 		r.startProgress()
 	}
 	return r
