@@ -45,14 +45,23 @@ states:
 
 // gateModel answers a step that sets n (with a text before it), then — once the history
 // holds that step's result — waits for gate (when set) and closes with a text. entered
-// receives the number of each call as it starts.
+// receives the number of each call as it starts. Streamed (model.StreamClient), the first
+// step's text comes in two pieces, and with mid set the call waits for it between them.
 type gateModel struct {
 	gate    chan struct{}
+	mid     chan struct{}
 	entered chan int
 	calls   atomic.Int64
 }
 
 func (m *gateModel) Converse(ctx context.Context, req *model.Request) (*model.Response, error) {
+	return m.ConverseStream(ctx, req, nil)
+}
+
+func (m *gateModel) ConverseStream(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
+	if onDelta == nil {
+		onDelta = func(model.Delta) {}
+	}
 	if err := model.ValidateRequest(req); err != nil {
 		return nil, err
 	}
@@ -70,6 +79,15 @@ func (m *gateModel) Converse(ctx context.Context, req *model.Request) (*model.Re
 	}
 	usage := &model.Usage{InputTokens: 10, OutputTokens: 2}
 	if results == 0 {
+		onDelta(model.Delta{Text: "Looking "})
+		if m.mid != nil {
+			select {
+			case <-m.mid:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		onDelta(model.Delta{Text: "it up."})
 		input, _ := json.Marshal(map[string]any{"variables": map[string]any{"n": 1}})
 		return &model.Response{StopReason: model.StopToolUse, Usage: usage, Message: model.Message{Role: model.RoleAssistant, Content: []model.Block{
 			{Kind: model.BlockText, Text: "Looking it up."},
@@ -82,6 +100,7 @@ func (m *gateModel) Converse(ctx context.Context, req *model.Request) (*model.Re
 			return nil, ctx.Err()
 		}
 	}
+	onDelta(model.Delta{Text: "All done."})
 	return &model.Response{StopReason: model.StopEndTurn, Usage: usage,
 		Message: model.Message{Role: model.RoleAssistant, Content: []model.Block{{Kind: model.BlockText, Text: "All done."}}}}, nil
 }
@@ -382,19 +401,26 @@ func outcomeOf(t *testing.T, f frame) session.OutcomeSummary {
 	return sum
 }
 
-// A start streamed through the Lambda runtime: the first text delta arrives while the
-// model's next call is still blocked, the stream ends with the outcome, every stored
+// A start streamed through the Lambda runtime: the first piece of the model's text arrives
+// while that model call is still blocked (and the next call's wait is seen too), the stream
+// ends with the outcome, every stored
 // event came with its sessionSeq as id (deltas without); a reconnect with Last-Event-ID
 // replays the stored events after it, without gaps or duplicates.
 func TestStreamedStartAndReconnect(t *testing.T) {
 	stores(t, func(t *testing.T, log store.Log, files store.Files) {
 		f := newFixture(t, log, files)
+		f.model.mid = make(chan struct{})
 		s := f.invoke(urlRequest("POST", "/v1/workflows/desk/sessions", "", `{"message":"Where is my order?"}`, owner, nil))
 		if s.status != http.StatusOK {
 			t.Fatalf("status %d: %s", s.status, s.body)
 		}
 		first := s.until("agent-text-delta")
-		<-f.model.entered // call 1
+		if delta := first[len(first)-1]; delta.ID != "" || !strings.Contains(string(delta.Data), `"text":"Looking "`) {
+			t.Fatalf("first delta %s %s: want no id and the first piece of the text", delta.ID, delta.Data)
+		}
+		<-f.model.entered // call 1, still waiting for mid: the delta came before the model answered
+		close(f.model.mid)
+		first = append(first, s.until("agent-text-delta")...) // "it up."
 		select {
 		case n := <-f.model.entered: // call 2 has started and waits on the gate
 			if n != 2 {
@@ -402,10 +428,6 @@ func TestStreamedStartAndReconnect(t *testing.T) {
 			}
 		case <-time.After(time.Minute):
 			t.Fatal("the model's second call never started")
-		}
-		delta := first[len(first)-1]
-		if delta.ID != "" || !strings.Contains(string(delta.Data), "Looking it up.") {
-			t.Errorf("delta %s %s: want no id and the first text", delta.ID, delta.Data)
 		}
 		close(f.model.gate) // the model finishes only now
 		all := append(first, s.rest()...)
