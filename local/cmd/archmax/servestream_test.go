@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,10 +29,21 @@ func TestServeStreamsEvents(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		var events []string
+		id := ""
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
-			if ev, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "id: "); ok {
+				id = v
+			}
+			if ev, ok := strings.CutPrefix(line, "event: "); ok {
+				if ev == "agent-text-delta" && id != "" {
+					t.Errorf("a text delta with id %s: deltas are live only", id)
+				}
 				events = append(events, ev)
+			}
+			if line == "" {
+				id = ""
 			}
 		}
 		return resp, events
@@ -40,6 +52,9 @@ func TestServeStreamsEvents(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || len(evs) < 3 ||
 		evs[0] != "workflow-reset" || evs[len(evs)-1] != "outcome" {
 		t.Fatalf("streamed turn: %d %s %v", resp.StatusCode, resp.Header.Get("Content-Type"), evs)
+	}
+	if !slices.Contains(evs, "agent-text-delta") || !slices.Contains(evs, "agent-text") {
+		t.Errorf("the model's text, as it arrived and whole: %v", evs)
 	}
 	resp, again := sse("GET", "/v1/sessions/d1/events", "", map[string]string{"Last-Event-ID": "2"})
 	if resp.StatusCode != 200 || len(again) == 0 || again[len(again)-1] != "outcome" || again[0] != evs[2] {
