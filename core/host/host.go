@@ -16,6 +16,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/hosttool"
 	"github.com/archmax-ai/archmax/core/outbound"
@@ -41,6 +42,9 @@ type Env struct {
 	// every file it reads with it and logs one warning on Log for each that differs.
 	Deployed string
 	Log      *slog.Logger // nil: no warning is logged
+	// EventLog is the log every lifecycle event is written to (the function's own), at the
+	// levels the file's events.log leaves on; nil: none (local runs).
+	EventLog *slog.Logger
 	// Sink opens the outbound sink of the file's events.eventBridge (on AWS an EventBridge
 	// client for the bus); nil: nothing is published (local runs).
 	Sink func(ctx context.Context, s hostconfig.EventBridgeSink) (outbound.Sink, error)
@@ -62,6 +66,10 @@ func (e *MountError) Error() string {
 // declaration (the host file's line); session.New still checks the result (reserved names,
 // mount collisions) when an engine is made.
 func Apply(ctx context.Context, base session.Config, cfg *hostconfig.Config, env Env) (session.Config, error) {
+	if env.EventLog != nil { // every level unless the file's events.log switches one off
+		lv := cfg.EventsOf().Log
+		base.EventLog = &events.Log{Logger: env.EventLog, Info: lv.Info, Warn: lv.Warn, Error: lv.Error}
+	}
 	if cfg == nil {
 		return base, nil
 	}
@@ -80,11 +88,6 @@ func Apply(ctx context.Context, base session.Config, cfg *hostconfig.Config, env
 		base.Tools = append(append([]session.HostTool(nil), base.Tools...), tools...)
 	}
 	ev := cfg.EventsOf()
-	if base.EventLog != nil { // the assembly's log, at the levels the file switches on
-		l := *base.EventLog
-		l.Info, l.Warn, l.Error = ev.Log.Info, ev.Log.Warn, ev.Log.Error
-		base.EventLog = &l
-	}
 	if eb := ev.EventBridge; eb != nil && env.Sink != nil {
 		sink, err := env.Sink(ctx, *eb)
 		if err != nil {

@@ -8,10 +8,13 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awseb "github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/archmax-ai/archmax/core/host"
 	"github.com/archmax-ai/archmax/core/hostconfig"
+	"github.com/archmax-ai/archmax/core/outbound"
+	ebsink "github.com/archmax-ai/archmax/core/outbound/eventbridge"
 	"github.com/archmax-ai/archmax/core/store"
 	s3store "github.com/archmax-ai/archmax/core/store/s3"
 	"github.com/archmax-ai/archmax/functions/handlers/hostenv"
@@ -19,7 +22,8 @@ import (
 
 // hostEnv is how the functions apply the host file (read from <SpecPrefix>archmax.host.yaml
 // through the authored tree's ETag cache): the build's tool kinds over the function's AWS
-// configuration, and each mount served from its s3:// location. A file whose digest is not
+// configuration, each mount served from its s3:// location, every lifecycle event written
+// to log (at the levels the file leaves on) and notifications published to the file's bus. A file whose digest is not
 // the deployed one (cfg.HostFileSHA256) is logged once as a warning on log.
 func hostEnv(cfg Config, awsCfg aws.Config, s3c *s3.Client, log *slog.Logger) host.Env {
 	return host.Env{
@@ -30,6 +34,11 @@ func hostEnv(cfg Config, awsCfg aws.Config, s3c *s3.Client, log *slog.Logger) ho
 			LambdaEndpoint: cfg.LambdaEndpoint}.Deps(),
 		Mount: func(_ context.Context, m hostconfig.MountDecl) (store.Files, string, error) {
 			return s3Mount(cfg, s3c, m)
+		},
+		EventLog: log,
+		Sink: func(_ context.Context, s hostconfig.EventBridgeSink) (outbound.Sink, error) {
+			// the SDK's own endpoint settings apply (AWS_ENDPOINT_URL_EVENTBRIDGE, locally)
+			return ebsink.New(awseb.NewFromConfig(awsCfg), s.Bus), nil
 		},
 	}
 }

@@ -18,9 +18,11 @@ import (
 	"github.com/archmax-ai/archmax/core/host"
 	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/outbound"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store/memory"
 	s3store "github.com/archmax-ai/archmax/core/store/s3"
+	"github.com/archmax-ai/archmax/local/eventbridgefake"
 	"github.com/archmax-ai/archmax/local/s3test"
 )
 
@@ -133,7 +135,18 @@ mounts:
 		t.Fatal(err)
 	}
 	// the deployed file drew no warning; the broken and the fixed upload one each
-	if n := strings.Count(logged.String(), `"level":"WARN"`); n != 2 ||
+	hostWarnings := 0
+	for _, line := range strings.Split(logged.String(), "\n") {
+		if strings.Contains(line, `"level":"WARN"`) && !strings.Contains(line, `"sessionId"`) {
+			hostWarnings++
+		}
+	}
+	// every lifecycle event went to the log, at its level, with the session, turn and state
+	if !strings.Contains(logged.String(), `"level":"WARN","msg":"tool-blocked","event":"tool-blocked","sessionId":"s1"`) ||
+		!strings.Contains(logged.String(), `"level":"INFO","msg":"tool-result"`) || !strings.Contains(logged.String(), `"state":"work"`) {
+		t.Errorf("lifecycle events not logged:\n%s", logged.String())
+	}
+	if n := hostWarnings; n != 2 ||
 		!strings.Contains(logged.String(), `"readSha256":"`+hostconfig.Digest([]byte("policyRules: []\n"))+`"`) {
 		t.Errorf("%d warnings, want 2:\n%s", n, logged.String())
 	}
@@ -162,5 +175,61 @@ func TestS3Mounts(t *testing.T) {
 	}
 	if _, _, err := s3Mount(cfg, c, hostconfig.MountDecl{Name: "x", S3: "s3://other-bucket/specs/"}); err != nil {
 		t.Errorf("another bucket's prefix: %v", err)
+	}
+}
+
+const parkFlow = `states:
+  work:
+    triggers: { manual: }
+    instructions: Work.
+    transitions:
+      - { to: review, description: Ready for review. }
+  review:
+    type: human
+    title: Review
+    evidence: [scratchpad/report.md]
+    transitions:
+      - { to: work, description: Approved., type: approve }
+`
+
+// The host file's events section on the functions: a Session Parked published to its bus
+// through the real EventBridge client (the PutEvents fake), the info level left out of the
+// log, warnings kept.
+func TestHostFileEventsToEventBridge(t *testing.T) {
+	const bucket = "archmax-data"
+	c, _ := s3test.NewBucket(t, bucket)
+	put(t, c, bucket, "specs/workflows/wf/workflow.yaml", parkFlow)
+	put(t, c, bucket, "specs/"+hostconfig.File, "events:\n  eventBridge: { bus: approvals }\n  log: { info: false }\n")
+	fake := eventbridgefake.New()
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	var logged bytes.Buffer
+	cfg := Config{Bucket: bucket, SpecPrefix: "specs/", SessionPrefix: "sessions/"}
+	awsCfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""), BaseEndpoint: aws.String(srv.URL)}
+	mdl := &oneModel{calls: []model.Block{toolUse("c1", "archmax_advance", map[string]any{"to": "review", "reason": "done"})}}
+	engines := NewEngines(session.Config{
+		Authored: s3store.NewFiles(c, bucket, cfg.SpecPrefix, s3store.WithETagCache(), s3store.ReadOnly()),
+		Log:      memory.New(), Files: s3store.NewFiles(c, bucket, cfg.SessionPrefix), Model: mdl, ModelID: "m",
+	}, hostEnv(cfg, awsCfg, c, slog.New(slog.NewJSONHandler(&logged, nil))))
+	ctx := context.Background()
+	eng, err := engines.Engine(ctx, "wf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := eng.Send(ctx, "s1", session.SendInput{Message: "hi"})
+	if err != nil || out.Status != session.StatusAwaitingDecision {
+		t.Fatalf("%v, %+v", err, out)
+	}
+	got := fake.Events()
+	if len(got) != 1 || got[0].EventBusName != "approvals" || got[0].Source != outbound.Source || got[0].DetailType != outbound.SessionParked {
+		t.Fatalf("published %+v", got)
+	}
+	var d map[string]any
+	_ = json.Unmarshal(got[0].Detail, &d)
+	if d["parkId"] != out.Pending.ParkID || d["apiPath"] != "/v1/sessions/s1" {
+		t.Errorf("detail = %v", d)
+	}
+	if strings.Contains(logged.String(), `"sessionId":"s1"`) { // every event of this turn is info-level
+		t.Errorf("info events logged with info: false:\n%s", logged.String())
 	}
 }

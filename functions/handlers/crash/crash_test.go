@@ -90,6 +90,7 @@ type world struct {
 	charges map[string]int    // charge calls by idempotency key (the tool does the work once per key)
 	queue   []*invocation     // continuations invoked and not yet run
 	wakeRef map[string]string // the wake scenario's Scheduler payload {sessionId, parkId}
+	bus     *bus              // the outbound bus, when the world publishes notifications (outbound_test.go)
 }
 
 // invocation is one asynchronous Lambda invocation of a continuation and its attempts
@@ -152,7 +153,7 @@ func (w *world) boot(k int, after bool) *proc {
 	cfg := session.Config{
 		Authored: w.authored, Log: log, Files: &storetest.CrashFiles{Files: w.files, P: p},
 		Model: &shopModel{p: p}, ModelID: "shop-model", Clock: w.clock.Now, Owner: "proc",
-		Tools: []session.HostTool{w.charge(p)},
+		Tools: []session.HostTool{w.charge(p)}, Outbound: w.outbound(p),
 	}
 	engines := session.NewEngines(cfg)
 	runner := continuation.NewRunner(engines, &invoker{w: w, p: p}, continuation.Budget{}, nil, continuation.WithClock(w.clock))

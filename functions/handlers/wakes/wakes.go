@@ -110,14 +110,17 @@ func (h *Handler) Handle(ctx context.Context, raw json.RawMessage) (any, error) 
 
 // Sweep wakes every overdue timed park (up to SweepLimit, oldest due first). Each woken
 // session runs its first step here and goes on in its own continuation, so one long turn
-// does not hold up the rest. A partial failure is logged and left to the next sweep.
+// does not hold up the rest. It then publishes the notifications sessions left owed (a
+// process that died between a commit and its publish, a bus that was failing). A partial
+// failure is logged and left to the next sweep.
 func (h *Handler) Sweep(ctx context.Context) Result {
 	ctx = session.WithCaller(ctx, identity.Wake)
 	res, err := h.engines.Sweep(ctx, h.clock(), SweepLimit, func(ctx context.Context, call func(context.Context) (*session.Outcome, error)) (*session.Outcome, error) {
 		return h.run.Run(ctx, continuation.Options{YieldBy: h.run.Now()}, call)
 	})
-	if res.Due > 0 || err != nil {
-		h.log.InfoContext(ctx, "sweep", "due", res.Due, "woken", res.Woken, "continued", res.Continued, "skipped", res.Skipped, "failed", res.Failed)
+	if res.Due > 0 || res.Published > 0 || err != nil {
+		h.log.InfoContext(ctx, "sweep", "due", res.Due, "woken", res.Woken, "continued", res.Continued, "skipped", res.Skipped, "failed", res.Failed,
+			"published", res.Published)
 	}
 	if err != nil {
 		h.log.WarnContext(ctx, "sweep: some wakes failed; the next sweep retries them", "error", err.Error())
