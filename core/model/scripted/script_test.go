@@ -235,6 +235,28 @@ func TestFaultCountsAttemptsPerCall(t *testing.T) {
 	}
 }
 
+// A mid-stream fault says how far the answer goes; Peek shows the answer without consuming it.
+func TestFaultAfterChunksAndPeek(t *testing.T) {
+	s := mustParse(t, "agent:\n  - text: x\n    toolCalls: [{name: read_file, input: {}}]\nerrors:\n  - {role: agent, call: 0, error: ModelStreamErrorException, afterChunks: 3}\n  - {role: agent, call: 1, error: ThrottlingException}\n")
+	if f, ok := s.FaultOf("agent", 0); !ok || f.Error != "ModelStreamErrorException" || f.AfterChunks != 3 {
+		t.Errorf("call 0: %+v %v", f, ok)
+	}
+	if f, ok := s.FaultOf("agent", 1); !ok || f.AfterChunks != -1 {
+		t.Errorf("call 1 fails before it answers: %+v %v", f, ok)
+	}
+	peeked, err := s.Peek(Call{Role: "agent"})
+	if err != nil || peeked.ToolCalls[0].ID != "tu_agent_0_0" || s.CallIndex("agent") != 0 {
+		t.Fatalf("Peek: %+v %v, call index %d", peeked, err, s.CallIndex("agent"))
+	}
+	next, err := s.Next(Call{Role: "agent"})
+	if err != nil || next.ToolCalls[0].ID != peeked.ToolCalls[0].ID || s.CallIndex("agent") != 1 {
+		t.Errorf("Next after Peek: %+v %v", next, err)
+	}
+	if status, ok := HTTPStatus("ModelStreamErrorException"); !ok || status != 424 {
+		t.Errorf("ModelStreamErrorException: %d %v", status, ok)
+	}
+}
+
 func TestNextConcurrentConsumesEachEntryOnce(t *testing.T) {
 	s := mustParse(t, "agent:\n"+strings.Repeat("  - text: x\n", 50))
 	var wg sync.WaitGroup
@@ -284,6 +306,7 @@ func TestParseErrorsCarryFileLine(t *testing.T) {
 		{"unknown error role", "errors:\n  - {role: boss, call: 0, error: ThrottlingException}\n", 2, "role"},
 		{"error without call", "errors:\n  - {role: agent, error: ThrottlingException}\n", 2, "needs role, call and error"},
 		{"zero times", "errors:\n  - {role: agent, call: 0, error: ThrottlingException, times: 0}\n", 2, "times"},
+		{"negative afterChunks", "errors:\n  - {role: agent, call: 0, error: ThrottlingException, afterChunks: -1}\n", 2, "afterChunks"},
 		{"duplicate fault", "errors:\n  - {role: agent, call: 0, error: ThrottlingException}\n  - {role: agent, call: 0, error: ValidationException}\n", 3, "second errors entry"},
 		{"duplicate key", "agent: []\nagent: []\n", 2, "duplicate key"},
 		{"role not a list", "agent: {text: x}\n", 1, "expected a list"},
