@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/archmax-ai/archmax/core/hostconfig"
+	"github.com/archmax-ai/archmax/core/outbound"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -252,6 +254,16 @@ func (c Config) Check() error {
 	}
 	if _, ok := retention[c.LogRetentionDays]; !ok {
 		return fmt.Errorf("log retention %d days: CloudWatch Logs takes 1, 3, 5, 7, 14, 30, 60, 90, 180, 365, 731 or 3653", c.LogRetentionDays)
+	}
+	for _, src := range c.EventSources() {
+		if src == outbound.Source {
+			return fmt.Errorf("event source %q is the sessions' own notifications: a session's notification must never start or resume a session; route other sources", src)
+		}
+	}
+	if c.Workspace != nil && c.Workspace.Host != nil {
+		if bus := c.Workspace.Host.Resources().EventBus; bus == c.StackName() || strings.HasSuffix(bus, ":event-bus/"+c.StackName()) {
+			return fmt.Errorf("%s: events.eventBridge.bus %q is the stage's bus for starts and deliveries: name another bus for the notifications", hostconfig.File, bus)
+		}
 	}
 	for i, r := range c.EventRoutes {
 		if r.Workflow == "" {

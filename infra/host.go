@@ -34,6 +34,9 @@ import (
 //     (<gateway-id>.gateway.bedrock-agentcore.<region>.amazonaws.com) in this account. Any
 //     other service, or a URL that names no API or gateway (a custom domain), is granted
 //     nothing, and said so as a synth warning.
+//   - events.eventBridge: events:PutEvents on the bus — an ARN as given, a name in this
+//     account and region (a bus the stack creates, infra/stack.go notificationsBus) — and on
+//     nothing else.
 //   - mounts with s3: s3:GetObject on the key (a file mount) or under the prefix, s3:ListBucket
 //     on the bucket for that s3:prefix only, and — for a writable mount — s3:PutObject and
 //     s3:DeleteObject there too (the file tools write, move and remove files).
@@ -166,6 +169,10 @@ func NewHostGrants(stack awscdk.Stack, cfg *hostconfig.Config) HostGrants {
 	allow([]string{"execute-api:Invoke"}, invoke, nil)
 	allow([]string{"bedrock-agentcore:InvokeGateway"}, gateways, nil)
 
+	if r.EventBus != "" {
+		allow([]string{"events:PutEvents"}, []*string{NotificationsBusArn(stack, r.EventBus)}, nil)
+	}
+
 	for _, b := range r.Buckets {
 		object := b.Key
 		if strings.HasSuffix(b.Key, "/") {
@@ -209,4 +216,14 @@ func functionArn(stack awscdk.Stack, f hostconfig.LambdaTool) *string {
 	}
 	return stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("lambda"), Account: account, Resource: jsii.String("function"),
 		ResourceName: jsii.String(name), ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME})
+}
+
+// NotificationsBusArn is the ARN of the host file's outbound bus: an ARN as given, a name
+// in this account and region.
+func NotificationsBusArn(stack awscdk.Stack, bus string) *string {
+	if strings.HasPrefix(bus, "arn:") {
+		return jsii.String(bus)
+	}
+	return stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("events"), Resource: jsii.String("event-bus"),
+		ResourceName: jsii.String(bus), ArnFormat: awscdk.ArnFormat_SLASH_RESOURCE_NAME})
 }

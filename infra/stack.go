@@ -24,6 +24,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/archmax-ai/archmax/core/hostconfig"
+	"github.com/archmax-ai/archmax/core/outbound"
 )
 
 // The session-log table's schema (core/store/dynamodb: table.go's CreateTable, the attr*
@@ -131,6 +132,7 @@ func NewStack(scope constructs.Construct, cfg Config) *Stack {
 	s.httpAPI()
 	s.streamURL() // stream.go
 	s.eventRules()
+	s.notificationsBus()
 	s.outputs()
 	return s
 }
@@ -457,6 +459,10 @@ func (s *Stack) eventRules() {
 		p := &awsevents.EventPattern{}
 		if r.Source != "" {
 			p.Source = jsii.Strings(r.Source)
+		} else {
+			// a route by detail type alone: never a session's own notification (Config.Check
+			// refuses that source as a routed one, so the other rules never match it either)
+			p.Source = awsevents.Match_AnythingBut(outbound.Source)
 		}
 		if r.DetailType != "" {
 			p.DetailType = jsii.Strings(r.DetailType)
@@ -483,6 +489,30 @@ func (s *Stack) eventRules() {
 		Schedule:    awsevents.Schedule_Rate(SweepEvery),
 		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.Functions[FnWake], nil)},
 	})
+}
+
+// notificationsBus creates the host file's outbound bus when the file names it by name (an
+// ARN names a bus someone else owns; "default" is the account's): the functions get
+// events:PutEvents on it alone (HostGrants), and consumers put their rules on it.
+func (s *Stack) notificationsBus() {
+	bus := s.notificationsBusName()
+	if bus == "" || strings.HasPrefix(bus, "arn:") || bus == "default" {
+		return
+	}
+	b := awsevents.NewEventBus(s.Stack, jsii.String("NotificationsBus"), &awsevents.EventBusProps{
+		EventBusName: jsii.String(bus),
+		Description:  jsii.String("archmax " + s.Config.Stage + ": session notifications (source " + outbound.Source + ")"),
+	})
+	awscdk.NewCfnOutput(s.Stack, jsii.String("NotificationsBusName"), &awscdk.CfnOutputProps{Value: b.EventBusName(),
+		Description: jsii.String("session notifications (" + strings.Join(outbound.DefaultTypes, ", ") + "): put your rules here")})
+}
+
+// notificationsBusName is the host file's events.eventBridge.bus ("" when none).
+func (s *Stack) notificationsBusName() string {
+	if s.Config.Workspace == nil || s.Config.Workspace.Host == nil {
+		return ""
+	}
+	return s.Config.Workspace.Host.Resources().EventBus
 }
 
 func (s *Stack) outputs() {

@@ -616,7 +616,7 @@ func TestEventRules(t *testing.T) {
 	target := func(fn string) any {
 		return []any{assertions.Match_ObjectLike(&map[string]any{"Arn": map[string]any{"Fn::GetAtt": []any{ids[fn], "Arn"}}})}
 	}
-	bus := only(t, "AWS::Events::EventBus")
+	bus := stageBus(t)
 	onBus := map[string]any{"Ref": bus}
 	check(t, "rules", func() {
 		tmpl.ResourceCountIs(jsii.String("AWS::Events::Rule"), jsii.Number(4))
@@ -647,7 +647,7 @@ func TestEventRules(t *testing.T) {
 // for the routed sources only, and refuses everyone's event of any other source (the
 // source is the principal a start or delivery is recorded as).
 func TestEventBus(t *testing.T) {
-	bus := only(t, "AWS::Events::EventBus")
+	bus := stageBus(t)
 	if name := props(resources("AWS::Events::EventBus")[bus])["Name"]; name != "archmax-test" {
 		t.Errorf("bus name %v", name)
 	}
@@ -801,6 +801,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"Allow s3:PutObject " + s3("acme-scratch/agents/*"),
 		"Allow s3:DeleteObject " + s3("acme-scratch/agents/*"),
 		"Allow s3:ListBucket " + s3("acme-scratch") + ` if {"StringLike":{"s3:prefix":["agents/*"]}}`,
+		"Allow events:PutEvents " + here("events", "event-bus/archmax-test-notifications"),
 	}
 	var roles = map[string]string{}
 	for fn, id := range ids {
