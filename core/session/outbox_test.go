@@ -207,3 +207,47 @@ func (h *harness) assertOwesNothing(id string) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// A rejected settle is a Session Rejected with the reason.
+func TestOutboxRejected(t *testing.T) {
+	wf := strings.Replace(codeFlow, "    on_error: explain\n", "", 1)
+	h := newHarness(t, wf, map[string]string{"workflows/wf/scripts/screen.js": `console.log("thinking")`})
+	sink := newSink(t)
+	h.cfg.Outbound = &outbound.Config{Sink: sink}
+	out := h.send("s1", "please", nil)
+	if out.Kind != KindRejected || sink.types() != outbound.SessionRejected {
+		t.Fatalf("%s: published %s", out.Kind, sink.types())
+	}
+	if d := outDetail(t, sink.got[0]); d["reason"] != out.Rejected || d["status"] != "rejected" {
+		t.Errorf("detail = %v", d)
+	}
+}
+
+// A sub-workflow's park is one Session Parked: the parent's, naming the child; the child
+// itself notifies nothing, and the decision through the parent completes it.
+func TestOutboxDelegatedPark(t *testing.T) {
+	h := delegateHarness(t)
+	sink := newSink(t)
+	h.cfg.Outbound = &outbound.Config{Sink: sink}
+	h.script(calls("", delegateCall("review-item", map[string]any{"item": "A"})), says("It is with a reviewer."))
+	h.child("p~1", calls("", advance("approve", "ready")), says("Handed to a reviewer."))
+	out := h.send("p", "review A", nil)
+	if sink.types() != outbound.SessionParked || sink.got[0].EventID[:2] != "p:" {
+		t.Fatalf("published %s (%v)", sink.types(), sink.got)
+	}
+	d := outDetail(t, sink.got[0])
+	if del, _ := d["delegation"].(map[string]any); del["sessionId"] != "p~1" || del["workflow"] != "review-item" || d["parkId"] != out.Pending.ParkID {
+		t.Errorf("detail = %v", d)
+	}
+	if tg, _ := d["targets"].([]any); len(tg) != 2 {
+		t.Errorf("targets = %v", d["targets"])
+	}
+	h.child("p~1", says("Accepted."))
+	h.script(says("The reviewer accepted it."))
+	if _, err := h.engine().Decide(context.Background(), "p", Decision{To: "accepted", ParkID: out.Pending.ParkID}); err != nil {
+		t.Fatal(err)
+	}
+	if sink.types() != outbound.SessionParked+","+outbound.SessionCompleted || sink.got[1].EventID[:2] != "p:" {
+		t.Errorf("published %s", sink.types())
+	}
+}
