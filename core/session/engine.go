@@ -337,6 +337,7 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.LeaseTTL)
 		r.publishOutbox(pctx)
 		cancel()
+		r.startVersion = r.head.Version // the clear is not this call's progress
 	}
 	if r.rec.Workflow != e.cfg.Workflow {
 		return nil, &WorkflowMismatchError{SessionID: id, Workflow: r.rec.Workflow, Requested: e.cfg.Workflow}
