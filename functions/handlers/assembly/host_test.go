@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -231,5 +232,24 @@ func TestHostFileEventsToEventBridge(t *testing.T) {
 	}
 	if strings.Contains(logged.String(), `"sessionId":"s1"`) { // every event of this turn is info-level
 		t.Errorf("info events logged with info: false:\n%s", logged.String())
+	}
+
+	// the bus down: the next session's park is answered, its notification owed (the hint in
+	// the session prefix), and the sweep publishes it once the bus is back
+	fake.Down(true)
+	mdl.calls = []model.Block{toolUse("c1", "archmax_advance", map[string]any{"to": "review", "reason": "done"})}
+	if out, err := eng.Send(ctx, "s2", session.SendInput{Message: "hi"}); err != nil || out.Status != session.StatusAwaitingDecision {
+		t.Fatalf("with the bus down: %v", err)
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("sessions/" + session.OutboxPrefix + "s2")}); err != nil {
+		t.Errorf("no outbox hint: %v", err)
+	}
+	fake.Down(false)
+	res, err := engines.Sweep(ctx, time.Now(), 10, nil)
+	if err != nil || res.Published != 1 || len(fake.Events()) != 2 || fake.Events()[1].DetailType != outbound.SessionParked {
+		t.Errorf("sweep %+v, %v; %d events", res, err, len(fake.Events()))
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("sessions/" + session.OutboxPrefix + "s2")}); err == nil {
+		t.Error("the hint outlived the publish")
 	}
 }
