@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"time"
 )
 
 // Source is the EventBridge `source` of every notification. The stack's start and delivery
@@ -119,12 +120,24 @@ func (c *Config) Publish(ctx context.Context, sessionID string, ns []Notificatio
 			log = slog.Default()
 		}
 		log.WarnContext(ctx, "lifecycle notifications not published; the session keeps them owed and the next writer or the sweep publishes them",
-			"sessionId", sessionID, "notifications", len(ns), "firstEventId", ns[0].EventID, "publishFailures", n, "error", err.Error())
+			"sessionId", sessionID, "notifications", len(ns), "firstEventId", ns[0].EventID, "publishFailures", n, "error", err.Error(),
+			// CloudWatch embedded metric format: the functions' JSON log line is also one data
+			// point of the metric archmax/NotificationPublishFailures
+			slog.Group("_aws", slog.Int64("Timestamp", time.Now().UnixMilli()), slog.Any("CloudWatchMetrics", []map[string]any{{
+				"Namespace": MetricNamespace, "Dimensions": [][]string{{}},
+				"Metrics": []map[string]string{{"Name": MetricPublishFailures, "Unit": "Count"}}}})),
+			slog.Int(MetricPublishFailures, 1))
 		return false
 	}
 	c.published.Add(int64(len(ns)))
 	return true
 }
+
+// The metric a failed publish counts (CloudWatch embedded metric format, on its warning).
+const (
+	MetricNamespace       = "archmax"
+	MetricPublishFailures = "NotificationPublishFailures"
+)
 
 // Failures is how many publishes failed in this process; Published how many notifications
 // were published.

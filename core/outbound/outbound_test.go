@@ -1,7 +1,11 @@
 package outbound
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -25,5 +29,30 @@ func TestFit(t *testing.T) {
 	}
 	if EventID("a~1", 7) != "a~1:7" || APIPath("a b") != "/v1/sessions/a%20b" {
 		t.Error("ids")
+	}
+}
+
+type failing struct{}
+
+func (failing) Publish(context.Context, []Notification) error { return errors.New("throttled") }
+
+// A failed publish is a warning carrying an embedded-metric data point, and counted.
+func TestPublishFailureIsAMetric(t *testing.T) {
+	var buf bytes.Buffer
+	c := &Config{Sink: failing{}, Logger: slog.New(slog.NewJSONHandler(&buf, nil))}
+	if c.Publish(context.Background(), "s1", []Notification{{DetailType: SessionParked, EventID: "s1:3", Detail: json.RawMessage(`{}`)}}) || c.Failures() != 1 {
+		t.Fatal("a failed publish reported published")
+	}
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatal(err)
+	}
+	aws, _ := line["_aws"].(map[string]any)
+	cw, _ := aws["CloudWatchMetrics"].([]any)
+	if line["level"] != "WARN" || line[MetricPublishFailures] != float64(1) || len(cw) != 1 || aws["Timestamp"] == nil || line["sessionId"] != "s1" {
+		t.Errorf("log line %s", buf.String())
+	}
+	if m := cw[0].(map[string]any); m["Namespace"] != MetricNamespace {
+		t.Errorf("metric %v", m)
 	}
 }
