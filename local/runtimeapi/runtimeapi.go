@@ -45,7 +45,7 @@ type Invocation struct {
 
 	answered    chan struct{} // closed when the response (or error) begins
 	contentType string
-	body        *io.PipeReader
+	body        *buffer
 	failure     []byte
 	once        sync.Once
 }
@@ -132,13 +132,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		switch what {
 		case "response":
-			pr, pw := io.Pipe()
+			buf := newBuffer()
 			inv.once.Do(func() {
-				inv.contentType, inv.body = r.Header.Get("Content-Type"), pr
+				inv.contentType, inv.body = r.Header.Get("Content-Type"), buf
 				close(inv.answered)
 			})
-			_, err := io.Copy(pw, r.Body)
-			_ = pw.CloseWithError(err)
+			_, err := io.Copy(buf, r.Body)
+			buf.close(err)
 		case "error":
 			b, _ := io.ReadAll(r.Body)
 			inv.once.Do(func() {
@@ -153,4 +153,52 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.NotFound(w, r)
+}
+
+// buffer holds a response as it arrives: the function's writes never wait for the test to
+// read (as Lambda's would not), and a read waits for more until the response has ended.
+type buffer struct {
+	mu   sync.Mutex
+	more *sync.Cond
+	data []byte
+	done bool
+	err  error
+}
+
+func newBuffer() *buffer {
+	b := &buffer{}
+	b.more = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	b.data = append(b.data, p...)
+	b.mu.Unlock()
+	b.more.Broadcast()
+	return len(p), nil
+}
+
+func (b *buffer) close(err error) {
+	b.mu.Lock()
+	b.done, b.err = true, err
+	b.mu.Unlock()
+	b.more.Broadcast()
+}
+
+func (b *buffer) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.data) == 0 && !b.done {
+		b.more.Wait()
+	}
+	if len(b.data) == 0 {
+		if b.err != nil {
+			return 0, b.err
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, b.data)
+	b.data = b.data[n:]
+	return n, nil
 }

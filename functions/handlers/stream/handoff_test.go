@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -68,8 +69,12 @@ func TestStreamedStartFollowsItsContinuations(t *testing.T) {
 			payload, _ := json.Marshal(continuation.Event{Continue: &ref})
 			inv := rt.Invoke(f.arn, payload, time.Now().Add(15*time.Minute))
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-			if _, _, err := inv.Response(ctx); err != nil {
+			_, body, err := inv.Response(ctx)
+			if err != nil {
 				t.Fatal(err)
+			}
+			if res, _ := io.ReadAll(body); !strings.Contains(string(res), `"action":"continue"`) {
+				t.Errorf("continuation answered %s", res)
 			}
 			cancel()
 		case all = <-done:
