@@ -50,15 +50,29 @@ type Env struct {
 	Sink func(ctx context.Context, s hostconfig.EventBridgeSink) (outbound.Sink, error)
 }
 
-// MountError is a mount the assembly cannot serve.
+// MountError is a mount the assembly cannot serve. A refusal of a shared check
+// (*hostconfig.Problem, e.g. hostconfig.LocalMountProblem's) is located at its field, with
+// its hint: what `archmax validate` reports for the same file.
 type MountError struct {
-	Mount  string
-	Line   int
-	Reason string
+	Mount        string
+	Line, Column int
+	Reason       string
+	Field        string              // mounts.N[.key], with Problem
+	Problem      *hostconfig.Problem // the shared check's refusal, or nil
 }
 
 func (e *MountError) Error() string {
+	if e.Problem != nil {
+		return fmt.Sprintf("%s:%d:%d: mount '%s': %s [%s] (hint: %s)", hostconfig.File, e.Line, e.Column, e.Mount, e.Problem.Message, e.Field, e.Problem.Hint)
+	}
 	return fmt.Sprintf("%s:%d: mount '%s': %s", hostconfig.File, e.Line, e.Mount, e.Reason)
+}
+
+func (e *MountError) Unwrap() error {
+	if e.Problem != nil {
+		return e.Problem
+	}
+	return nil
 }
 
 // Apply returns base with what cfg adds: its tools after base.Tools, its rules after
@@ -98,9 +112,9 @@ func Apply(ctx context.Context, base session.Config, cfg *hostconfig.Config, env
 	if rules := cfg.Rules(); len(rules) > 0 {
 		base.PolicyRules = append(append(base.PolicyRules[:0:0], base.PolicyRules...), rules...)
 	}
-	for _, m := range cfg.Mounts {
+	for i, m := range cfg.Mounts {
 		if env.Mount == nil {
-			return base, &MountError{Mount: m.Name, Line: m.Line, Reason: "this host serves no mounts"}
+			return base, &MountError{Mount: m.Name, Line: m.Line, Column: m.Column, Reason: "this host serves no mounts"}
 		}
 		files, key, err := env.Mount(ctx, m)
 		if err != nil {
@@ -108,7 +122,16 @@ func Apply(ctx context.Context, base session.Config, cfg *hostconfig.Config, env
 			if errors.As(err, &me) {
 				return base, err
 			}
-			return base, &MountError{Mount: m.Name, Line: m.Line, Reason: err.Error()}
+			var p *hostconfig.Problem
+			if errors.As(err, &p) {
+				field := fmt.Sprintf("mounts.%d", i)
+				if p.Field != "" {
+					field += "." + p.Field
+				}
+				line, col := m.At(p.Field)
+				return base, &MountError{Mount: m.Name, Line: line, Column: col, Reason: p.Message, Field: field, Problem: p}
+			}
+			return base, &MountError{Mount: m.Name, Line: m.Line, Column: m.Column, Reason: err.Error()}
 		}
 		base.Mounts = append(base.Mounts[:len(base.Mounts):len(base.Mounts)], workspace.Mount{Name: m.Name, File: m.File,
 			Files: Subtree(files, m.Name, key), ReadOnly: m.ReadOnly, Governed: m.Governed, Unsearchable: m.Unsearchable})

@@ -241,3 +241,25 @@ func TestSubtree(t *testing.T) {
 		t.Errorf("a write through a file mount: %v", err)
 	}
 }
+
+// A mount the assembly refuses with a shared check's Problem (hostconfig.LocalMountProblem
+// locally) is located at the field it names, with its hint — what `archmax validate` says.
+func TestAMountProblemIsLocatedAndHinted(t *testing.T) {
+	w := newWorld(t)
+	cfg, err := hostconfig.Load([]byte("mounts:\n  - name: contracts\n    dir: ./workflows\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := w.env
+	env.Mount = func(_ context.Context, m hostconfig.MountDecl) (store.Files, string, error) {
+		_, p := hostconfig.LocalMountProblem(m, hostconfig.LocalRoots{Workspace: t.TempDir()})
+		return nil, "", p
+	}
+	_, err = Apply(context.Background(), w.base, cfg, env)
+	var me *MountError
+	if !errors.As(err, &me) || me.Problem == nil || me.Field != "mounts.0.dir" ||
+		!strings.HasPrefix(err.Error(), "archmax.host.yaml:3:10: mount 'contracts': dir ./workflows is the workspace's workflows/") ||
+		!strings.Contains(err.Error(), "[mounts.0.dir] (hint: point 'dir' at a folder of its own") {
+		t.Errorf("%v", err)
+	}
+}

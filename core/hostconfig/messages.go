@@ -23,6 +23,7 @@ var hints = map[string]string{
 	CodeAuth:          "use 'sigv4: { service, region? }', or 'header' with one of 'secret' (Secrets Manager) and 'env'",
 	CodeRule:          "see the policyRules section of docs/schema/host.schema.json",
 	CodeMount:         "name the mount outside the reserved roots, and serve it from s3://bucket/prefix/ or a directory",
+	CodeMountDir:      hintMountDirMissing,
 	CodeEvents:        "name the bus by its name or ARN, and list detail types from 'Session Parked', 'Session Awaiting Input', 'Session Completed', 'Session Failed', 'Session Raised', 'Session Rejected' and 'Session Event'",
 	CodeLocal:         "give a stand-in 'answers: [{ whenInput?, result | error }]' (an exposed MCP tool's also 'description' and 'input'), on the lambda or http tool or on each exposed tool",
 }
@@ -81,4 +82,14 @@ const (
 	hintSchemaRegex   = "write a regular expression Go's RE2 reads (no lookaround or backreferences; escape '\\' in YAML double quotes, or use single quotes)"
 	hintSchemaRef     = "point '$ref' inside the input schema ('#/$defs/<name>'): an input schema refers only to itself"
 	hintSchemaGeneral = "fix the keyword's value as JSON Schema (draft 2020-12) defines it"
+)
+
+// Hints of a mount's local dir (LocalMountProblem).
+const (
+	hintMountNoDir        = "add 'dir: <a folder of its own>' (relative to the workspace root, or absolute) for local runs; 's3' alone is served only by the deployed functions"
+	hintMountDirPlace     = "point 'dir' at a folder of its own outside the workspace's workflows/, skills/, .platform/, AGENTS.md, archmax.host.yaml, .env and the session store (.archmax/ or --store), e.g. ../contracts or ./data/contracts — through links too"
+	hintMountDirMissing   = "create the folder (or file), or fix 'dir': it is resolved against the workspace root on the machine that runs the workspace"
+	hintMountFileFolder   = "remove 'file: true' to mount the folder, or point 'dir' at one file"
+	hintMountFolderFile   = "add 'file: true' to mount one file, or point 'dir' at a folder"
+	hintMountFileWritable = "remove 'readOnly: false': a local file mount is read-only (mount its folder to write)"
 )

@@ -1320,6 +1320,7 @@ var s3Bucket = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 func (p *parser) mount(n *node, field string) MountDecl {
 	m := MountDecl{ReadOnly: true, Line: n.Line, Column: n.Col}
 	if !p.strict(n, field, mountKeys, func(e *yamltree.Entry, f string) {
+		m.setPos(e.Key, e.Val.Line, e.Val.Col)
 		switch e.Key {
 		case "name":
 			if s, ok := p.str(e.Val, f); ok {

@@ -77,7 +77,7 @@ func TestFullFileParses(t *testing.T) {
 		t.Errorf("rules: %+v", r)
 	}
 	ms := cfg.Mounts
-	if ms[0] != (MountDecl{Name: "contracts", S3: "s3://acme-contracts/current/", Dir: "testdata/contracts", ReadOnly: true, Governed: true, Line: ms[0].Line, Column: ms[0].Column}) ||
+	if ms[0] != (MountDecl{Name: "contracts", S3: "s3://acme-contracts/current/", Dir: "testdata/contracts", ReadOnly: true, Governed: true, Line: ms[0].Line, Column: ms[0].Column, at: ms[0].at}) ||
 		!ms[1].File || !ms[1].ReadOnly || ms[2].ReadOnly || !ms[2].Unsearchable {
 		t.Errorf("mounts: %+v", ms)
 	}

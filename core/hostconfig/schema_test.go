@@ -202,7 +202,7 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		{PolicyRule{}, "/$defs/policyRule/properties", map[string]string{"ID": "id", "Effect": "effect", "Tools": "tools", "Workflows": "workflows", "Origins": "origins",
 			"States": "states", "Paths": "paths", "Args": "args", "Reason": "reason", "Line": "", "Column": ""}},
 		{MountDecl{}, "/$defs/mount/properties", map[string]string{"Name": "name", "S3": "s3", "Dir": "dir", "File": "file", "ReadOnly": "readOnly",
-			"Governed": "governed", "Unsearchable": "searchable", "Line": "", "Column": ""}},
+			"Governed": "governed", "Unsearchable": "searchable", "Line": "", "Column": "", "at": ""}},
 	} {
 		rt := reflect.TypeOf(c.typ)
 		declared := schematest.Keys(t, plain, c.ptr)

@@ -245,6 +245,44 @@ type MountDecl struct {
 	Governed     bool   // reachable only where a state's mounts grant it
 	Unsearchable bool   // `searchable: false`: glob and grep rooted above it skip it (GOV-58)
 	Line, Column int
+	at           mountPos // where the file writes its keys' values (At)
+}
+
+// mountPos is where a mount entry writes the values of the keys its local checks name.
+type mountPos struct{ s3, dir, file, readOnly [2]int }
+
+// At is where the file writes the value of the mount's key field ("s3", "dir", "file",
+// "readOnly"): the entry's own position for "", another key or one the entry does not give.
+func (m MountDecl) At(field string) (line, col int) {
+	var p [2]int
+	switch field {
+	case "s3":
+		p = m.at.s3
+	case "dir":
+		p = m.at.dir
+	case "file":
+		p = m.at.file
+	case "readOnly":
+		p = m.at.readOnly
+	}
+	if p[0] == 0 {
+		return m.Line, m.Column
+	}
+	return p[0], p[1]
+}
+
+func (m *MountDecl) setPos(field string, line, col int) {
+	p := [2]int{line, col}
+	switch field {
+	case "s3":
+		m.at.s3 = p
+	case "dir":
+		m.at.dir = p
+	case "file":
+		m.at.file = p
+	case "readOnly":
+		m.at.readOnly = p
+	}
 }
 
 // S3Location splits S3 into its bucket and key (a folder's key ends in '/'); ok is false

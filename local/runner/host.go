@@ -2,15 +2,10 @@ package runner
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/archmax-ai/archmax/core/host"
 	"github.com/archmax-ai/archmax/core/hostconfig"
-	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/fs"
 	"github.com/archmax-ai/archmax/functions/handlers/hostenv"
@@ -32,54 +27,20 @@ func (env *Env) hostEnv() host.Env {
 	return *env.host
 }
 
-// authoredRoots are the workspace's own entries no mount directory may be, lie in or hold.
-var authoredRoots = []string{kernel.AuthoringPrefix, kernel.SkillsMount, kernel.PlatformMount, kernel.AgentsFile, hostconfig.File}
-
-// dirMount opens a mount's dir (relative to the workspace root, or absolute): read-only as an
-// authored tree (names as they are), writable as a store tree (names portably encoded). A
-// mount with no dir, a dir that is the workspace (or holds it), lies in its authored entries
-// or in the session store, is refused: no mount may serve the authoring plane or the
-// sessions.
+// dirMount opens a mount's dir (relative to the workspace root, or absolute; every link
+// followed): read-only as an authored tree (names as they are), writable as a store tree
+// (names portably encoded). What hostconfig.LocalMountProblem refuses — no dir, a dir that is
+// or holds the workspace, lies in or holds its workflows/, skills/, .platform/, AGENTS.md,
+// host file, .env or default store, overlaps the session store, is missing or of the wrong
+// kind — is refused with its *hostconfig.Problem (located and hinted by host.Apply, as
+// `archmax validate` reports it): no mount may serve the authoring plane or the sessions.
+// The resolved path is what is opened.
 func (env *Env) dirMount(_ context.Context, m hostconfig.MountDecl) (store.Files, string, error) {
-	if m.Dir == "" {
-		return nil, "", fmt.Errorf("it has no dir: local runs serve mounts from a directory (dir: path/to/folder)")
+	local, p := hostconfig.LocalMountProblem(m, hostconfig.LocalRoots{Workspace: env.opts.Workspace, Store: env.opts.StoreDir})
+	if p != nil {
+		return nil, "", p
 	}
-	ws, err := filepath.Abs(env.opts.Workspace)
-	if err != nil {
-		return nil, "", err
-	}
-	dir := m.Dir
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(ws, dir)
-	}
-	dir = filepath.Clean(dir)
-	within := func(p, root string) bool {
-		rel, err := filepath.Rel(root, p)
-		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-	}
-	if within(ws, dir) {
-		return nil, "", fmt.Errorf("dir %s holds the workspace, whose workflows/ and %s no mount may serve", m.Dir, hostconfig.File)
-	}
-	if rel, err := filepath.Rel(ws, dir); err == nil && within(dir, ws) {
-		first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		if slices.ContainsFunc(authoredRoots, func(r string) bool { return strings.EqualFold(r, first) }) {
-			return nil, "", fmt.Errorf("dir %s lies in the workspace's %s, which the runtime serves itself (or no one)", m.Dir, first)
-		}
-	}
-	if store, err := filepath.Abs(env.opts.StoreDir); err == nil && (within(dir, store) || within(store, dir)) {
-		return nil, "", fmt.Errorf("dir %s overlaps the session store %s", m.Dir, env.opts.StoreDir)
-	}
-	fi, err := os.Stat(dir)
-	switch {
-	case err != nil:
-		return nil, "", fmt.Errorf("dir %s: %w", m.Dir, err)
-	case m.File && fi.IsDir():
-		return nil, "", fmt.Errorf("dir %s is a folder; a file mount names one file", m.Dir)
-	case !m.File && !fi.IsDir():
-		return nil, "", fmt.Errorf("dir %s is a file: say 'file: true' to mount one file", m.Dir)
-	case m.File && !m.ReadOnly:
-		return nil, "", fmt.Errorf("a local file mount is read-only (readOnly: false is for folders)")
-	}
+	dir := local.Path
 	if m.File {
 		files, err := fs.OpenFilesReadOnly(filepath.Dir(dir))
 		if err != nil {
@@ -89,6 +50,7 @@ func (env *Env) dirMount(_ context.Context, m hostconfig.MountDecl) (store.Files
 		return files, filepath.Base(dir), nil
 	}
 	var files *fs.Files
+	var err error
 	if m.ReadOnly {
 		files, err = fs.OpenFilesReadOnly(dir)
 	} else {

@@ -97,3 +97,68 @@ policyRules:
 		t.Errorf("an S3-only mount locally: %v", err)
 	}
 }
+
+// A mount's dir is resolved before it is checked (hostconfig.LocalMountProblem): a link to
+// the workspace, into its workflows/ or to the session store is refused like the path it
+// points at, located and hinted as `archmax validate` reports it; a link to a folder of its
+// own is served, from its target.
+func TestLocalRunsResolveMountLinks(t *testing.T) {
+	root := t.TempDir()
+	ws, store := filepath.Join(root, "ws"), filepath.Join(root, "store")
+	writeTree(t, ws, map[string]string{
+		"workflows/desk/workflow.yaml":   "states:\n  work:\n    triggers: { manual: }\n    instructions: Work.\n",
+		"workflows/desk/scripts/c.js":    "// the authoring plane",
+		".env":                           "SECRET=1\n",
+		"../outside/terms/a.md":          "terms A",
+		"../store/files/other/secret.md": "another session's",
+		"model.yaml":                     "agent:\n  - toolCalls:\n      - { name: read_file, input: { file_path: terms/a.md } }\n  - text: Done.\n",
+	})
+	link := func(name, target string) string {
+		t.Helper()
+		p := filepath.Join(root, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Skipf("symbolic links are not supported here: %v", err)
+		}
+		return p
+	}
+	for name, target := range map[string]string{"ws-link": ws, "wf-link": filepath.Join(ws, "workflows"), "store-link": store,
+		"default-store-link": filepath.Join(ws, ".archmax"), "env-link": filepath.Join(ws, ".env")} {
+		file := ""
+		if name == "env-link" {
+			file = ", file: true"
+		}
+		writeTree(t, ws, map[string]string{hostconfig.File: "mounts:\n  - { name: terms, dir: '" + link(name, target) + "'" + file + " }\n"})
+		env, err := Open(context.Background(), Options{Workspace: ws, StoreDir: store, ModelScript: filepath.Join(ws, "model.yaml")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = env.Engine("desk")
+		env.Close()
+		if err == nil || !strings.Contains(err.Error(), "archmax.host.yaml:2:") || !strings.Contains(err.Error(), "mount 'terms'") ||
+			!strings.Contains(err.Error(), "its links followed") || !strings.Contains(err.Error(), "[mounts.0.dir] (hint: ") {
+			t.Errorf("a mount through %s: %v", name, err)
+		}
+	}
+
+	writeTree(t, ws, map[string]string{hostconfig.File: "mounts:\n  - { name: terms, dir: '" + link("out-link", filepath.Join(root, "outside", "terms")) + "' }\n"})
+	env, err := Open(context.Background(), Options{Workspace: ws, StoreDir: store, ModelScript: filepath.Join(ws, "model.yaml")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	eng, err := env.Engine("desk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := eng.Send(context.Background(), "s1", session.SendInput{Message: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := false
+	for _, m := range out.Messages {
+		read = read || m.Tool == "read_file" && strings.Contains(m.Text, "terms A")
+	}
+	if !read {
+		t.Errorf("the linked folder was not served: %+v", out.Messages)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/hosttool"
 	"github.com/archmax-ai/archmax/core/hosttool/mcptool"
+	"github.com/archmax-ai/archmax/core/machine"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/fs"
@@ -33,8 +34,10 @@ slugs, the runtime contract, code-state scripts, skills, kernel probes of the gr
 graph through sibling workflows, and the case files under tests/. No model is called.
 
 The workspace's host file, archmax.host.yaml, is checked with every workflow: its own findings
-(printed once), a granted tool it does not declare (an error; a warning when the workspace has no
-host file), and the workflows' mounts against its mounts.
+(printed once), each mount's dir as local runs resolve it on this machine (links followed; a
+missing dir is a warning when the mount also has an s3 location, as is an s3-only mount), a
+granted tool it does not declare (an error; a warning when the workspace has no host file), and
+the workflows' mounts against its mounts (the default mounts only without a host file).
 
 Every problem goes to stderr as file:line:col: severity code: message [field], with a hint on how
 to fix it on the next line. stdout gets the verdict, "valid — N error(s), N warning(s)" or
@@ -62,12 +65,22 @@ Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage error.`,
 			if err != nil {
 				return err
 			}
+			// the mounts' dirs as local runs resolve and refuse them, on this machine
+			// (hostconfig.LocalMountProblem, which local/runner runs)
+			host.Diagnostics = append(host.Diagnostics, hostconfig.LocalMountDiagnostics(host.Config, host.Diagnostics,
+				hostconfig.LocalRoots{Workspace: workspace})...)
 			if online {
 				host.Diagnostics = append(host.Diagnostics, validate.Online(ctx, host, mcpLister(region))...)
 			}
+			opts := validate.Options{Host: host}
+			if !host.Present {
+				// no host file: the host serves the default mounts only (every mount comes
+				// from the file), so a grant of any other is mounts.unknown, as with a file
+				opts.Mounts = machine.DefaultMounts
+			}
 			var reports []validationReport
 			for _, slug := range slugs {
-				res, err := validate.Workflow(ctx, files, slug, validate.Options{Host: host})
+				res, err := validate.Workflow(ctx, files, slug, opts)
 				if err != nil {
 					return err
 				}

@@ -164,3 +164,66 @@ policyRules:
 		t.Errorf("with the host file: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// `archmax validate` reports what local runs refuse a mount's dir for, with the runtime's
+// own check (hostconfig.LocalMountProblem): links followed, each at its field with a hint —
+// a dir this machine lacks only a warning when the mount has an s3 location, as is an
+// s3-only mount. A grant of a mount nothing serves is mounts.unknown with a host file or
+// without one (no host file serves the default mounts only).
+func TestValidateChecksMountDirs(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "ws")
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("workflows/desk/workflow.yaml", "instructions: Help.\nmounts:\n  allow_always: [contracts]\nstates:\n  look:\n    triggers:\n      manual:\n    instructions: Look it up.\n")
+	write("data/terms.md", "terms")
+	code, out, errs := run(t, "validate", "--workspace", dir)
+	if code != exitFail || !strings.Contains(errs, "workflows/desk/workflow.yaml:3:18: error mounts.unknown: mount 'contracts' is not served by the host; mounts: skills, .platform, AGENTS.md [mounts.allow_always.0]") {
+		t.Fatalf("a grant of an unserved mount without a host file: exit %d\n%s%s", code, out, errs)
+	}
+
+	link := filepath.Join(root, "ws-link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Skipf("symbolic links are not supported here: %v", err)
+	}
+	write("archmax.host.yaml", `mounts:
+  - name: contracts
+    dir: `+link+`
+    governed: true
+  - name: terms
+    dir: data/terms.md
+  - name: eu
+    s3: s3://acme/eu/
+  - name: us
+    s3: s3://acme/us/
+    dir: ../nowhere
+  - name: old
+    dir: ./workflows
+`)
+	code, out, errs = run(t, "validate", "--workspace", dir)
+	if code != exitFail {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		"archmax.host.yaml:3:10: error host.mount: mount 'contracts': dir " + link + " (",
+		"its links followed) holds the workspace, whose workflows/, archmax.host.yaml and session store no mount may serve [mounts.0.dir]\n    hint: point 'dir' at a folder of its own",
+		"archmax.host.yaml:6:10: error host.mount: mount 'terms': dir data/terms.md is a file: say 'file: true' to mount one file [mounts.1.dir]\n    hint: add 'file: true'",
+		"archmax.host.yaml:7:5: warning host.mount-dir: mount 'eu': it has no dir: local runs (archmax run, test, serve) serve mounts from a directory [mounts.2]\n    hint: add 'dir: ",
+		"archmax.host.yaml:11:10: warning host.mount-dir: mount 'us': dir ../nowhere does not exist [mounts.3.dir]\n    hint: create the folder",
+		"archmax.host.yaml:13:10: error host.mount: mount 'old': dir ./workflows is the workspace's workflows/, which is the authoring plane no agent may read [mounts.4.dir]",
+	} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	if strings.Contains(errs, "mounts.unknown") || !strings.Contains(out, "invalid — 3 error(s), 2 warning(s)") {
+		t.Errorf("verdict:\n%s%s", out, errs)
+	}
+}
