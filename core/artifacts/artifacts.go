@@ -18,11 +18,15 @@
 // graph.json and graph.mmd need the session's spec snapshot; trail.json and variables.json
 // its checkpoint. A file whose input is missing is not rendered (Render leaves it out; One
 // reports it absent) — empty and absent are different facts.
+//
+// The JSON files are indented to IndentDepth levels and compact below, so a file costs time
+// and memory linear in what it holds, and none renders past a limit (MaxBytes for Render
+// and One; RenderOne's caller's): the rendering stops there with a *TooLargeError
+// (docs/DECISIONS.md AR20-14, AR20-15).
 package artifacts
 
 import (
-	"bytes"
-	"encoding/json"
+	"errors"
 	"runtime/debug"
 	"slices"
 
@@ -92,52 +96,96 @@ type File struct {
 	Data []byte
 }
 
-// Render renders every artifact src has the input for, in Names order.
+// Render renders every artifact src has the input for, in Names order, each within
+// MaxBytes: one that renders larger is left out like one whose input is missing (RenderOne
+// tells the two apart).
 func Render(src *Source) []File {
 	var out []File
 	for _, name := range Names {
-		if data, ok := One(src, name); ok {
+		if data, err := RenderOne(src, name, MaxBytes); err == nil {
 			out = append(out, File{Name: name, Data: data})
 		}
 	}
 	return out
 }
 
-// One renders the artifact name; ok is false for a name that is not an artifact's or whose
-// input src lacks.
+// One renders the artifact name within MaxBytes; ok is false for a name that is not an
+// artifact's, one whose input src lacks, or one that renders larger.
 func One(src *Source, name string) (data []byte, ok bool) {
+	data, err := RenderOne(src, name, MaxBytes)
+	return data, err == nil
+}
+
+// Available lists the artifacts src has the input for, in Names order, without rendering
+// any.
+func Available(src *Source) []string {
+	out := make([]string, 0, len(Names))
+	for _, name := range Names {
+		switch name {
+		case GraphJSON, GraphMermaid:
+			if src.Spec == nil {
+				continue
+			}
+		case Trail, Variables:
+			if !src.Checkpoint {
+				continue
+			}
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// RenderOne renders the artifact name in at most limit bytes: ErrNotRendered for a name
+// that is not an artifact's or whose input src lacks, *TooLargeError (the rendering
+// abandoned as soon as it passes limit) for one that would be larger. Every artifact costs
+// time and memory linear in what src holds (IndentDepth).
+func RenderOne(src *Source, name string, limit int64) ([]byte, error) {
+	data, err := render(src, name, limit)
+	var big *TooLargeError
+	if errors.As(err, &big) {
+		big.Artifact = name
+	}
+	return data, err
+}
+
+func render(src *Source, name string, limit int64) ([]byte, error) {
 	switch name {
 	case GraphJSON:
 		if src.Spec == nil {
-			return nil, false
+			return nil, ErrNotRendered
 		}
 		g := machine.GraphOf(src.Spec)
-		return encode(graphFile{Graph: g, Mermaid: g.Mermaid(src.Spec)}), true
+		return encode(graphFile{Graph: g, Mermaid: g.Mermaid(src.Spec)}, limit)
 	case GraphMermaid:
 		if src.Spec == nil {
-			return nil, false
+			return nil, ErrNotRendered
 		}
-		return []byte(machine.GraphOf(src.Spec).Mermaid(src.Spec) + "\n"), true
+		mmd := machine.GraphOf(src.Spec).Mermaid(src.Spec)
+		if int64(len(mmd))+1 > limit {
+			return nil, &TooLargeError{Limit: limit}
+		}
+		return []byte(mmd + "\n"), nil
 	case Trajectory:
-		return encode(TrajectoryOf(src.SessionID, src.Workflow, src.Messages)), true
+		return encode(TrajectoryOf(src.SessionID, src.Workflow, src.Messages), limit)
 	case Trail:
 		if !src.Checkpoint {
-			return nil, false
+			return nil, ErrNotRendered
 		}
 		steps := src.Trail
 		if steps == nil {
 			steps = []transcript.TrailStep{}
 		}
-		return encode(trailFile{SessionID: src.SessionID, Workflow: src.Workflow, Steps: steps}), true
+		return encode(trailFile{SessionID: src.SessionID, Workflow: src.Workflow, Steps: steps}, limit)
 	case Variables:
 		if !src.Checkpoint {
-			return nil, false
+			return nil, ErrNotRendered
 		}
 		vars := src.Variables
 		if vars == nil {
 			vars = map[string]spec.VariableEntry{}
 		}
-		return encode(variablesFile{SessionID: src.SessionID, Workflow: src.Workflow, Variables: vars}), true
+		return encode(variablesFile{SessionID: src.SessionID, Workflow: src.Workflow, Variables: vars}, limit)
 	case Metadata:
 		m := metadataFile{SessionID: src.SessionID, Workflow: src.Workflow, PackageVersion: src.Version, SpecHash: src.SpecHash}
 		if m.PackageVersion == "" {
@@ -149,9 +197,9 @@ func One(src *Source, name string) (data []byte, ok bool) {
 		if u := src.Usage; u != nil && (u.InputTokens != 0 || u.OutputTokens != 0 || u.CacheReadTokens != 0 || u.CacheCreationTokens != 0 || u.CostUSD != nil) {
 			m.Usage = u
 		}
-		return encode(m), true
+		return encode(m, limit)
 	}
-	return nil, false
+	return nil, ErrNotRendered
 }
 
 // graphFile is graph.json: the graph and its Mermaid text (spec 01 §3.7).
@@ -189,18 +237,4 @@ func BuildVersion() string {
 		return bi.Main.Version
 	}
 	return "devel"
-}
-
-// encode is v as JSON indented by two spaces (JSON.stringify(v, null, 2)), '<', '>' and
-// '&' kept as they are, and one trailing newline.
-func encode(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil { // only plain values: cannot fail but for a value JSON cannot hold
-		b.Reset()
-		b.WriteString("{}\n")
-	}
-	return b.Bytes()
 }

@@ -1,8 +1,6 @@
 package artifacts
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 
 	"github.com/archmax-ai/archmax/core/transcript"
@@ -54,17 +52,6 @@ func (it Item) MarshalJSON() ([]byte, error) {
 		Role    string `json:"role"`
 		Content string `json:"content"`
 	}{it.Kind, it.Role, it.Content})
-}
-
-// encodeCompact is v as compact JSON with '<', '>' and '&' kept as they are.
-func encodeCompact(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // TrajectoryOf derives the trajectory from the stored transcript: a new segment wherever

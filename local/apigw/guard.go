@@ -1,6 +1,7 @@
 package apigw
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net"
@@ -34,6 +36,10 @@ const (
 	CodeForbiddenOrigin = "ForbiddenOriginError"
 	// CodeUnsupportedMediaType (415): a browser request whose body is not application/json.
 	CodeUnsupportedMediaType = "UnsupportedMediaTypeError"
+	// CodePayloadTooLarge (413): the body is over MaxBodyBytes — the code the session API's
+	// handler gives a body over its own limit (httpapi.CodePayloadTooLarge), where API
+	// Gateway (and Handler, its emulation) answers {"message":"Request Entity Too Large"}.
+	CodePayloadTooLarge = "PayloadTooLargeError"
 )
 
 // MinTokenLength is the shortest bearer token a Policy takes.
@@ -224,7 +230,45 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !g.bodyFits(w, r) {
+		return
+	}
 	g.next.ServeHTTP(w, r)
+}
+
+// bodyFits refuses a body over MaxBodyBytes (413 PayloadTooLargeError, the API's error
+// shape): by its Content-Length at once, or — sent without one (chunked) — once that many
+// bytes have been read, the body read so far handed on otherwise.
+func (g *guard) bodyFits(w http.ResponseWriter, r *http.Request) bool {
+	refuse := func(details map[string]any) bool {
+		details["maxBytes"] = MaxBodyBytes
+		g.refuse(w, r, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, fmt.Sprintf(
+			"The request body is more than %d bytes, the most archmax serve (like API Gateway) accepts; the session API's "+
+				"requests are JSON objects of at most 1 MiB.", MaxBodyBytes), details)
+		return false
+	}
+	if r.ContentLength > MaxBodyBytes {
+		return refuse(map[string]any{"size": r.ContentLength})
+	}
+	if r.ContentLength >= 0 || r.Body == nil || r.Body == http.NoBody {
+		return true // net/http reads no more than the Content-Length
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err == nil && len(body) > MaxBodyBytes {
+		return refuse(map[string]any{})
+	}
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errReader{err}))
+	return true
+}
+
+// errReader reads as err (io.EOF when nil): the end of a body read ahead.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err == nil {
+		return 0, io.EOF
+	}
+	return 0, e.err
 }
 
 // authorized checks the bearer token, answering 401 when it is missing or wrong; the

@@ -3,6 +3,7 @@ package apigw
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
@@ -309,5 +311,76 @@ func TestGuardRefusalsConformToTheOpenAPIDocument(t *testing.T) {
 		if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 			t.Errorf("%s %s → %d does not conform: %v\n%s", c.method, c.path, a.status, err, a.body)
 		}
+	}
+}
+
+// zeros is n bytes of '0', read lazily.
+type zeros struct{ n int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	if z.n <= 0 {
+		return 0, io.EOF
+	}
+	k := min(int64(len(p)), z.n)
+	for i := range p[:k] {
+		p[i] = '0'
+	}
+	z.n -= k
+	return int(k), nil
+}
+
+// A body over MaxBodyBytes is refused at the front door in the API's error shape (413
+// PayloadTooLargeError) — by its Content-Length before a byte is read, or once a chunked
+// body passes the limit — where the gateway's emulation alone answers API Gateway's own
+// {"message"}; a body within the limit reaches the handler whole, chunked or not.
+func TestGuardRefusesABodyOverTheLimitInTheErrorShape(t *testing.T) {
+	var got []int
+	api := Handler(func(_ context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		b, _ := base64.StdEncoding.DecodeString(ev.Body)
+		got = append(got, len(b))
+		return events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: `{"ok":true}`}, nil
+	}, nil)
+	h, err := Guard(api, Policy{Loopback: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(size int64, chunked bool) *httptest.ResponseRecorder {
+		z := &zeros{size}
+		req := httptest.NewRequest("POST", "http://127.0.0.1/v1/workflows/desk/sessions", z)
+		req.ContentLength = size
+		if chunked {
+			req.ContentLength = -1
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code == http.StatusRequestEntityTooLarge && !chunked && z.n != size {
+			t.Errorf("%d bytes with a Content-Length: %d of them read before the refusal", size, size-z.n)
+		}
+		return rec
+	}
+	for _, c := range []struct {
+		size    int64
+		chunked bool
+	}{{50 << 20, false}, {MaxBodyBytes + 1, false}, {MaxBodyBytes + 1, true}, {50 << 20, true}} {
+		rec := post(c.size, c.chunked)
+		var e struct{ Error errorInfo }
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); rec.Code != http.StatusRequestEntityTooLarge || err != nil ||
+			e.Error.Code != CodePayloadTooLarge || e.Error.Details["maxBytes"] != float64(MaxBodyBytes) || rec.Header().Get("Content-Type") != "application/json" {
+			t.Errorf("%d bytes (chunked %v) = %d %s", c.size, c.chunked, rec.Code, rec.Body)
+		}
+	}
+	if len(got) != 0 {
+		t.Fatalf("a refused body reached the handler: %v", got)
+	}
+	for _, chunked := range []bool{false, true} {
+		if rec := post(MaxBodyBytes, chunked); rec.Code != 200 || len(got) == 0 || got[len(got)-1] != MaxBodyBytes {
+			t.Errorf("a body of exactly the limit (chunked %v) = %d %s, the handler saw %v", chunked, rec.Code, rec.Body, got)
+		}
+	}
+	// the emulation alone is API Gateway's answer, unchanged
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, httptest.NewRequest("POST", "http://127.0.0.1/v1/workflows/desk/sessions", &zeros{MaxBodyBytes + 1}))
+	if rec.Code != http.StatusRequestEntityTooLarge || rec.Body.String() != `{"message":"Request Entity Too Large"}` {
+		t.Errorf("the gateway's own 413 = %d %s", rec.Code, rec.Body)
 	}
 }

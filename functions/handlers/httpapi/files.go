@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -38,13 +39,18 @@ const (
 	MaxServedFileBytes = 64 << 20
 )
 
+// renderLimit is the most an artifact renders to: MaxServedFileBytes, as a file (a variable
+// only so a test can lower it). A larger rendering is abandoned there and refused 413, in
+// ranges or not (AR20-15).
+var renderLimit int64 = MaxServedFileBytes
+
 // The codes of the content routes' refusals.
 const (
 	CodeArtifactNotFound    = "ArtifactNotFoundError"    // 404: no such artifact, or not rendered for this session
 	CodeFileNotFound        = "FileNotFoundError"        // 404: no such session file, or one never served
 	CodePathEscape          = "WorkspacePathEscapeError" // 400: the path climbs out of the session's folder
 	CodeRangeNotSatisfiable = "RangeNotSatisfiableError" // 416: the range starts past the end (Content-Range: bytes */size)
-	CodeContentTooLarge     = "ContentTooLargeError"     // 413: over MaxServedBytes without a range, or over MaxServedFileBytes
+	CodeContentTooLarge     = "ContentTooLargeError"     // 413: over MaxServedBytes without a range, or over MaxServedFileBytes (an artifact: its rendering), ranged or not
 )
 
 // contentError is a refusal of a content route: its status, code, details and headers.
@@ -110,13 +116,18 @@ func (h *Handler) contentAnswer(ctx context.Context, req events.APIGatewayV2HTTP
 		if err != nil {
 			return none, err
 		}
-		data, ok := artifacts.One(src, t.name)
-		if !ok {
-			var have []string // what the session has: read whole, only on this refusal
-			if all, err := sessions.ArtifactSource(work, t.sessionID); err == nil {
-				for _, f := range artifacts.Render(all) {
-					have = append(have, f.Name)
-				}
+		data, err := artifacts.RenderOne(src, t.name, renderLimit)
+		var big *artifacts.TooLargeError
+		switch {
+		case errors.As(err, &big):
+			return none, &contentError{status: http.StatusRequestEntityTooLarge, code: CodeContentTooLarge,
+				message: fmt.Sprintf("The %s of session '%s' renders to more than %d bytes, more than the session API serves, in ranges or not; "+
+					"read what it is made of from the session's other routes (GET /v1/sessions/%s, …/messages).", t.name, t.sessionID, big.Limit, t.sessionID),
+				details: map[string]any{"sessionId": t.sessionID, "name": t.name, "maxBytes": MaxServedBytes, "maxFileBytes": MaxServedFileBytes}}
+		case err != nil:
+			var have []string // what the session has: only the record and the snapshot read, nothing rendered
+			if all, err := sessions.ArtifactSource(work, t.sessionID, artifacts.GraphJSON, artifacts.Variables); err == nil {
+				have = artifacts.Available(all)
 			}
 			return none, &contentError{status: http.StatusNotFound, code: CodeArtifactNotFound,
 				message: fmt.Sprintf("Session '%s' has no %s: %s", t.sessionID, t.name, missingWhy(t.name)),
@@ -196,6 +207,9 @@ func serveBytes(req events.APIGatewayV2HTTPRequest, data []byte, ctype, disposit
 	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
 	size := int64(len(data))
 	status, body := http.StatusOK, data
+	if size > MaxServedFileBytes { // not served at all, as tooLarge says: a range is not read either
+		return events.APIGatewayV2HTTPResponse{}, tooLarge(filename, size)
+	}
 	var contentRange string
 	if spec, ok := rangeHeader(req); ok {
 		if ifRange, has := req.Headers["if-range"]; !has || strings.TrimSpace(ifRange) == etag {
@@ -246,12 +260,17 @@ func parseRange(v string, size int64) (start, end int64, use, satisfiable bool) 
 		return 0, 0, false, false
 	}
 	first, last, ok := strings.Cut(strings.TrimSpace(spec), "-")
+	// a position or length too long for an int64 is past any content: a last position is
+	// clamped to the end, a suffix length takes the whole, a first position is past the end
 	num := func(s string) (int64, bool) {
 		if s == "" || strings.Trim(s, "0123456789") != "" {
 			return 0, false
 		}
 		n, err := strconv.ParseInt(s, 10, 64)
-		return n, err == nil
+		if err != nil { // digits alone: only a range error
+			return math.MaxInt64, true
+		}
+		return n, true
 	}
 	switch {
 	case !ok:

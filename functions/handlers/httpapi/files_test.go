@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -329,6 +330,34 @@ func TestEvidenceFilesAreServedReadOnly(t *testing.T) {
 			t.Errorf("GET files/%s = %d %s, want %d %s", p, r.StatusCode, r.Body, want[0], want[1])
 		}
 	}
+	// empty and '.' segments in the file's path are dropped as documented, by raw path
+	// (archmax serve, a $default route) as by the greedy route key (the Lambda)
+	for _, p := range []string{"scratchpad//refund.md", "scratchpad/refund.md/", "/scratchpad/refund.md", "./scratchpad/./refund.md", "scratchpad\\refund.md", "scratchpad///refund.md//"} {
+		r := getContent(t, h, testUserARN, "/v1/sessions/"+id+"/files/"+p, nil)
+		if r.StatusCode != http.StatusOK || string(bodyOf(t, r)) != evidence {
+			t.Errorf("GET files/%s = %d %s", p, r.StatusCode, bodyOf(t, r))
+		}
+		req := signedAs(get("/v1/sessions/"+id+"/files/"+p, nil), testUserARN)
+		req.RouteKey, req.PathParameters = RouteFile, map[string]string{"sessionId": id, "path": p}
+		if r, _ := h.HandleRead(ctx, req); r.StatusCode != http.StatusOK || string(bodyOf(t, r)) != evidence {
+			t.Errorf("GET files/%s by route key = %d %s", p, r.StatusCode, r.Body)
+		}
+	}
+	for p, want := range map[string][2]any{
+		"/v1/sessions/" + id + "/files//":           {http.StatusNotFound, CodeFileNotFound}, // the root: no file
+		"/v1/sessions/" + id + "/files/":            {http.StatusNotFound, CodeNotFound},     // no path: no route
+		"/v1/sessions/" + id + "/files":             {http.StatusNotFound, CodeNotFound},
+		"/v1/sessions/" + id + "//files/a.md":       {http.StatusNotFound, CodeNotFound}, // the route's own segments stay exact
+		"/v1/sessions//files/scratchpad/refund.md":  {http.StatusNotFound, CodeNotFound},
+		"/v1/sessions/" + id + "/files//../other/x": {http.StatusBadRequest, CodePathEscape},
+	} {
+		resp, _ := h.Handle(ctx, signedAs(get(p, nil), testUserARN))
+		var b ErrorBody
+		_ = json.Unmarshal(bodyOf(t, resp), &b)
+		if resp.StatusCode != want[0] || b.Error.Code != want[1] {
+			t.Errorf("GET %s = %d %s, want %d %s", p, resp.StatusCode, bodyOf(t, resp), want[0], want[1])
+		}
+	}
 	if r := getContent(t, h, eveARN, link["href"].(string), nil); r.StatusCode != http.StatusNotFound || contentCode(t, r) != "SessionNotFoundError" {
 		t.Errorf("another principal's evidence = %d %s", r.StatusCode, r.Body)
 	}
@@ -362,6 +391,16 @@ func TestFileRanges(t *testing.T) {
 		"bytes=5-1":     {200, evidence, ""},
 		"bytes=9999-":   {416, "", fmt.Sprintf("bytes */%d", size)},
 		"bytes=-0":      {416, "", fmt.Sprintf("bytes */%d", size)},
+		// positions too long for an int64 are past any end: a last one clamped, a suffix
+		// the whole, a first one unsatisfiable (RFC 9110 §14.1.2)
+		"bytes=0-99999999999999999999":     {206, evidence, fmt.Sprintf("bytes 0-%d/%d", size-1, size)},
+		"bytes=3-99999999999999999999":     {206, evidence[3:], fmt.Sprintf("bytes 3-%d/%d", size-1, size)},
+		"bytes=-99999999999999999999":      {206, evidence, fmt.Sprintf("bytes 0-%d/%d", size-1, size)},
+		"bytes=99999999999999999999-":      {416, "", fmt.Sprintf("bytes */%d", size)},
+		"bytes=99999999999999999999-5":     {200, evidence, ""},
+		"bytes=0-9223372036854775807":      {206, evidence, fmt.Sprintf("bytes 0-%d/%d", size-1, size)},
+		"bytes=9223372036854775807-":       {416, "", fmt.Sprintf("bytes */%d", size)},
+		"bytes=0-99999999999999999999,0-1": {200, evidence, ""},
 	} {
 		r := getContent(t, h, testUserARN, href, map[string]string{"range": rng})
 		if r.StatusCode != want.status || r.Headers["Content-Range"] != want.cr {
@@ -492,5 +531,73 @@ func TestLinkEvidence(t *testing.T) {
 	in := &session.Park{Channel: session.ChannelInput, Input: &session.PendingInput{State: "w"}}
 	if linkEvidence(in, "s") != in {
 		t.Error("an input park was copied")
+	}
+}
+
+// The tester's body — {"message":"x","variables":{"v": <9,990 nested []>}}, 20 KB — rendered
+// a 199,720,367-byte variables.json: each of eight concurrent Range GETs took 25 s. Now
+// variables.json is linear in it, whole and in ranges; an artifact that would render past the
+// limit is refused 413 ContentTooLargeError, in ranges or not, as its message says.
+func TestADeepVariableRendersInLinearSize(t *testing.T) {
+	e := openFS(t, t.TempDir())
+	e.qm.push(*text("Noted."))
+	h := New(e, nil, nil, WithPolicy(testPolicy))
+	deep := strings.Repeat("[", 9990) + strings.Repeat("]", 9990)
+	body := `{"message":"x","variables":{"v":` + deep + `}}`
+	if status, out := call(t, h, turn("desk", "deep-1", body)); status != http.StatusOK {
+		t.Fatalf("start: %d %v", status, out)
+	}
+	href := "/v1/sessions/deep-1/artifacts/variables.json"
+	whole := getContent(t, h, testUserARN, href, nil)
+	data := bodyOf(t, whole)
+	if whole.StatusCode != http.StatusOK || len(data) > len(body)+4096 {
+		t.Fatalf("variables.json = %d, %d bytes for a %d-byte body", whole.StatusCode, len(data), len(body))
+	}
+	var vars struct {
+		Variables map[string]spec.VariableEntry `json:"variables"`
+	}
+	decodeInto(t, data, &vars)
+	if _, ok := vars.Variables["v"].Value.([]any); !ok {
+		t.Fatalf("variables.json lacks v: %.200s", data)
+	}
+	r := getContent(t, h, testUserARN, href, map[string]string{"range": "bytes=100-"})
+	if r.StatusCode != http.StatusPartialContent || !bytes.Equal(bodyOf(t, r), data[100:]) {
+		t.Errorf("a range of variables.json = %d %q", r.StatusCode, r.Headers["Content-Range"])
+	}
+
+	defer func(was int64) { renderLimit = was }(renderLimit)
+	renderLimit = int64(len(data)) - 1
+	for _, rng := range []string{"", "bytes=0-99", "bytes=-10"} {
+		headers := map[string]string{}
+		if rng != "" {
+			headers["range"] = rng
+		}
+		r := getContent(t, h, testUserARN, href, headers)
+		var b ErrorBody
+		decodeInto(t, bodyOf(t, r), &b)
+		if r.StatusCode != http.StatusRequestEntityTooLarge || b.Error.Code != CodeContentTooLarge || !strings.Contains(b.Error.Message, "in ranges or not") ||
+			b.Error.Details["name"] != artifacts.Variables {
+			t.Errorf("Range %q of an artifact over the limit = %d %s", rng, r.StatusCode, bodyOf(t, r))
+		}
+	}
+	if r := getContent(t, h, testUserARN, "/v1/sessions/deep-1/artifacts/metadata.json", nil); r.StatusCode != http.StatusOK {
+		t.Errorf("an artifact within the limit = %d", r.StatusCode)
+	}
+}
+
+// A content of more than MaxServedFileBytes is not served, a range of it neither — the 413's
+// message ("in ranges or not") and the answer agree.
+func TestContentOverTheFileCapIsRefusedInRangesToo(t *testing.T) {
+	data := make([]byte, MaxServedFileBytes+1)
+	for _, rng := range []string{"", "bytes=0-9", "bytes=-1"} {
+		req := get("/x", nil)
+		if rng != "" {
+			req.Headers["range"] = rng
+		}
+		_, err := serveBytes(req, data, "text/plain", "inline", "x.log")
+		var ce *contentError
+		if !errors.As(err, &ce) || ce.status != http.StatusRequestEntityTooLarge || !strings.Contains(ce.message, "in ranges or not") {
+			t.Errorf("Range %q of %d bytes: %v", rng, len(data), err)
+		}
 	}
 }

@@ -81,6 +81,9 @@ func readRoute(req events.APIGatewayV2HTTPRequest) (readTarget, bool) {
 	if req.RequestContext.HTTP.Method != http.MethodGet {
 		return readTarget{}, false
 	}
+	if id, p, ok := filePath(req.RawPath); ok {
+		return readTarget{view: "file", sessionID: id, name: p}, true
+	}
 	seg, ok := pathSegments(req.RawPath)
 	if !ok || len(seg) < 2 || seg[0] != "v1" || seg[1] != "sessions" {
 		return readTarget{}, false
@@ -94,10 +97,25 @@ func readRoute(req events.APIGatewayV2HTTPRequest) (readTarget, bool) {
 		return readTarget{view: seg[3], sessionID: seg[2]}, true
 	case len(seg) == 5 && seg[3] == "artifacts":
 		return readTarget{view: "artifact", sessionID: seg[2], name: seg[4]}, true
-	case len(seg) >= 5 && seg[3] == "files":
-		return readTarget{view: "file", sessionID: seg[2], name: strings.Join(seg[4:], "/")}, true
 	}
 	return readTarget{}, false
+}
+
+// filePath splits a raw path /v1/sessions/{id}/files/{path} into the session id and the
+// file's path as sent: the route's prefix is matched exactly, but the file's path may hold
+// empty segments (`scratchpad//a.txt`, `scratchpad/a.txt/`), which the route canonicalises
+// away as the file tools do (workspace.ServedPath) — the same answer as API Gateway's
+// greedy {path+} delivering them. ok is false for any other path, or an empty file path.
+func filePath(rawPath string) (sessionID, p string, ok bool) {
+	rest, ok := strings.CutPrefix(rawPath, "/v1/sessions/")
+	if !ok {
+		return "", "", false
+	}
+	id, p, ok := strings.Cut(rest, "/files/")
+	if !ok || id == "" || strings.Contains(id, "/") || p == "" {
+		return "", "", false
+	}
+	return id, p, true
 }
 
 // read serves a read route from the session store for caller; it writes nothing. A listing

@@ -129,3 +129,36 @@ func TestSessionArtifactsFromTheCLIAcrossProcesses(t *testing.T) {
 		t.Errorf("an unknown session: exit %d %s", code, errs)
 	}
 }
+
+// Four variables of 9,900 nested arrays each (the tester's: a 785 MB variables.json, 4 GB to
+// write it) are written in size linear in them: ten levels indented, the rest compact.
+func TestDeepVariablesAreWrittenInLinearSize(t *testing.T) {
+	wsDir, script := cliParkWorkspace(t)
+	store := t.TempDir()
+	common := []string{"--workspace", wsDir, "--store", store}
+	deep := strings.Repeat("[", 9900) + strings.Repeat("]", 9900)
+	args := []string{"run", "--session", "deep", "--model-script", script}
+	for _, v := range []string{"a", "b", "c", "d"} {
+		args = append(args, "--var", v+"="+deep)
+	}
+	if code, out, errs := run(t, append(args, append(common, "desk", "file it")...)...); code != exitOK {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errs)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	if code, out, errs := run(t, append([]string{"sessions", "deep", "--artifacts", dir}, common...)...); code != exitOK || errs != "" {
+		t.Fatalf("sessions --artifacts: exit %d\n%s%s", code, out, errs)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, artifacts.Variables))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 4*len(deep)+4096 {
+		t.Errorf("variables.json is %d bytes for four %d-byte values", len(data), len(deep))
+	}
+	var back struct {
+		Variables map[string]struct{ Value any } `json:"variables"`
+	}
+	if err := json.Unmarshal(data, &back); err != nil || len(back.Variables) < 4 {
+		t.Fatalf("variables.json does not read back: %v", err)
+	}
+}
