@@ -1,5 +1,11 @@
 package sandbox
 
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
 // The source bound (DECISIONS Q17-19…Q17-22). goja's parser is recursive descent and its
 // compiler, like the sandbox's own AST walks, recurses once per level of the syntax tree, in Go:
 // a source nested deeply enough overflows the goroutine's stack, a fatal error that no recover
@@ -47,6 +53,14 @@ const (
 	maxSourceWork = 250_000_000
 	// maxNestedLabels bounds labels in one statement (goja checks each against those around it).
 	maxNestedLabels = 100
+	// maxBracketBound bounds the conservative bracket count (Q17-23): the brackets the scan read
+	// as code where it is certain of its reading, plus every opening bracket byte — code, string,
+	// comment, regular expression or template text alike — where it is not. 1/7 of the shallowest
+	// crash.
+	maxBracketBound = 30000
+	// maxUncertainTokens bounds the operator characters and words of the stretches the scan was
+	// not certain how goja reads (Q17-23), summed over the source.
+	maxUncertainTokens = 30000
 )
 
 // sourceLimitError is a source refused by checkSource: its message and byte offset.
@@ -72,6 +86,8 @@ type scanFrame struct {
 	labels    int
 	ternary   int  // pending `?`
 	caseColon bool // a case/default expects its ":"
+	epoch     int  // the scanner's epoch at the bracket: an older one is a frame it may have misread
+	objHead   bool // the parenthesis after a keyword-named method in an object or class body
 }
 
 type scanTok byte
@@ -104,7 +120,121 @@ func checkSource(src string) *sourceLimitError {
 		return &sourceLimitError{msg: sourceTooLarge(len(src)), off: 0}
 	}
 	sc := scanner{src: src, frames: []scanFrame{{}}}
-	return sc.scan()
+	if err := sc.scan(); err != nil {
+		return err
+	}
+	return sc.settle(len(src))
+}
+
+// unsure starts (or extends) an uncertain stretch at off; the frames open are no longer trusted.
+func (sc *scanner) unsure(off int) {
+	if !sc.uncertain {
+		sc.uncertain, sc.uStart = true, off
+	}
+	sc.epoch++
+}
+
+// settle ends the uncertain stretch at end, counting what it held: every opening bracket byte
+// into the bracket bound, every operator character and word into the uncertain tokens.
+func (sc *scanner) settle(end int) *sourceLimitError {
+	if !sc.uncertain {
+		return nil
+	}
+	s := sc.src
+	for i := sc.uStart; i < end; i++ {
+		switch c := s[i]; {
+		case c == '(' || c == '[' || c == '{':
+			sc.brackets++
+			sc.uTokens++
+		case strings.IndexByte("!~+-*/%<>=&|^?:.,;)]}", c) >= 0:
+			sc.uTokens++
+		case isWordByte(c) && (i == sc.uStart || !isWordByte(s[i-1])):
+			sc.uTokens++
+		}
+	}
+	sc.uncertain = false
+	sc.epoch++
+	if sc.brackets > maxBracketBound {
+		return &sourceLimitError{msg: sourceTooDeep(), off: sc.uStart}
+	}
+	if sc.uTokens > maxUncertainTokens {
+		return &sourceLimitError{msg: sourceTooComplex(), off: sc.uStart}
+	}
+	return nil
+}
+
+// cleanSince reports whether src[from:to] holds nothing that could carry goja past a line break
+// in a token: a template's backtick, a block comment's "/*", a backslash before a line break, and
+// — if the source has a template before (templates) — a "}" that could end a substitution.
+func cleanSince(s string, from, to int, templates bool) bool {
+	for i := from; i < to; i++ {
+		switch s[i] {
+		case '`':
+			return false
+		case '}':
+			if templates {
+				return false
+			}
+		case '/':
+			if i+1 < len(s) && s[i+1] == '*' {
+				return false
+			}
+		case '\\':
+			if i+1 < len(s) && (s[i+1] == '\n' || s[i+1] == '\r' || lineSep(s, i+1) > 0) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// lineSep is the length of a U+2028 or U+2029 (line terminators to goja) at i, or 0.
+func lineSep(s string, i int) int {
+	if i+2 < len(s) && s[i] == 0xe2 && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) {
+		return 3
+	}
+	return 0
+}
+
+// lineEnd is the length of a line terminator at i (\n, \r, U+2028, U+2029), or 0.
+func lineEnd(s string, i int) int {
+	if c := s[i]; c == '\n' || c == '\r' {
+		return 1
+	}
+	return lineSep(s, i)
+}
+
+// spaceAt is the length of a non-ASCII white space character at i (goja skips unicode.IsSpace
+// and U+FEFF between tokens), or 0. Line terminators are not spaces.
+func spaceAt(s string, i int) int {
+	if s[i] < utf8.RuneSelf || lineSep(s, i) > 0 {
+		return 0
+	}
+	r, n := utf8.DecodeRuneInString(s[i:])
+	if r == '\ufeff' || unicode.IsSpace(r) {
+		return n
+	}
+	return 0
+}
+
+// wordEnd is the end of the word (identifier, keyword or number) at i.
+func wordEnd(s string, i int) int {
+	j := i
+	for j < len(s) {
+		c := s[j]
+		switch {
+		case c >= utf8.RuneSelf:
+			if spaceAt(s, j) > 0 || lineSep(s, j) > 0 {
+				return j
+			}
+			j++
+		case isWordByte(c) || (c == '.' && j > i && s[i] >= '0' && s[i] <= '9'):
+			j++
+		default:
+			return j
+		}
+	}
+	return j
 }
 
 type scanner struct {
@@ -120,6 +250,19 @@ type scanner struct {
 	labelColon bool
 	work       int64
 	nl         bool // a line break since the previous token
+
+	// The conservative bound (Q17-23). Where goja and the scan could read a region differently
+	// (a "/" that could be a division or a regular expression, a closer of a frame the scan may
+	// have misread), the scan is uncertain from there to a line break at which both are certainly
+	// in code (no backtick, "/*" or escaped line break since); while uncertain, every opening
+	// bracket byte counts and no closer does, and every operator character and word is counted.
+	kw         string // the previous token when a keyword used as one (not a property name)
+	slashAmbig bool   // a "/" after the previous token could be either
+	uncertain  bool
+	uStart     int // where the uncertain stretch began
+	brackets   int // the conservative bracket count
+	uTokens    int // operator characters and words of the uncertain stretches so far
+	epoch      int // incremented where the scan's frames may stop matching goja's
 }
 
 func (sc *scanner) top() *scanFrame { return &sc.frames[len(sc.frames)-1] }
@@ -169,10 +312,12 @@ func (sc *scanner) peekWord(i int) string {
 	s := sc.src
 	for i < len(s) {
 		switch c := s[i]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 			i++
+		case lineSep(s, i) > 0 || spaceAt(s, i) > 0:
+			i += max(lineSep(s, i), spaceAt(s, i))
 		case c == '/' && i+1 < len(s) && s[i+1] == '/':
-			for i < len(s) && s[i] != '\n' {
+			for i < len(s) && lineEnd(s, i) == 0 {
 				i++
 			}
 		case c == '/' && i+1 < len(s) && s[i+1] == '*':
@@ -182,11 +327,7 @@ func (sc *scanner) peekWord(i int) string {
 				return ""
 			}
 		default:
-			j := i
-			for j < len(s) && isWordByte(s[j]) {
-				j++
-			}
-			return s[i:j]
+			return s[i:wordEnd(s, i)]
 		}
 	}
 	return ""
@@ -208,8 +349,13 @@ func isWordByte(c byte) bool {
 // push opens a bracket frame.
 func (sc *scanner) push(open byte, object, head bool, off int) *sourceLimitError {
 	f := sc.top()
-	sc.frames = append(sc.frames, scanFrame{open: open, object: object, head: head,
+	sc.frames = append(sc.frames, scanFrame{open: open, object: object, head: head, epoch: sc.epoch,
 		base: f.base + f.run + f.sticky + 1, chainBase: f.chainBase + f.chain, labelBase: f.labelBase + f.labels})
+	if !sc.uncertain { // an uncertain stretch's brackets are counted when it ends
+		if sc.brackets++; sc.brackets > maxBracketBound {
+			return &sourceLimitError{msg: sourceTooDeep(), off: off}
+		}
+	}
 	if sc.nesting() > maxSourceNesting {
 		return &sourceLimitError{msg: sourceTooDeep(), off: off}
 	}
@@ -217,13 +363,20 @@ func (sc *scanner) push(open byte, object, head bool, off int) *sourceLimitError
 }
 
 // pop closes the innermost frame; a stray closer is left to the parser.
+// A closer counts off the bracket bound only where the scan is certain it is code.
 func (sc *scanner) pop() scanFrame {
 	f := *sc.top()
 	if len(sc.frames) > 1 {
 		sc.frames = sc.frames[:len(sc.frames)-1]
 	}
+	if !sc.uncertain && sc.brackets > 0 {
+		sc.brackets--
+	}
 	return f
 }
+
+// trusted reports whether the scan's reading of frame f matches goja's: opened in this epoch.
+func (sc *scanner) trusted(f scanFrame) bool { return f.epoch == sc.epoch && !sc.uncertain }
 
 // regexAllowed reports whether a "/" here starts a regular expression.
 func (sc *scanner) regexAllowed() bool {
@@ -239,6 +392,21 @@ func (sc *scanner) regexAllowed() bool {
 // valueWords are keywords that end an expression like an identifier.
 var valueWords = map[string]bool{"this": true, "super": true, "null": true, "true": true, "false": true}
 
+// ambiguousWords are the words after which goja may read a "/" either way: contextual keywords
+// (an identifier or an operator by context) and keywords a parser's error recovery may skip.
+var ambiguousWords = map[string]bool{
+	"of": true, "yield": true, "await": true, "let": true, "async": true, "get": true, "set": true,
+	"static": true, "break": true, "continue": true, "debugger": true, "function": true, "class": true,
+	"try": true, "finally": true, "enum": true, "as": true, "from": true, "target": true, "meta": true,
+}
+
+// adjacentOK are the words that may follow a value on the same line in valid code.
+var adjacentOK = map[string]bool{
+	"in": true, "instanceof": true, "of": true, "from": true, "as": true, "extends": true,
+	"else": true, "catch": true, "finally": true, "while": true, "get": true, "set": true,
+	"static": true, "async": true,
+}
+
 // operatorWords are keywords after which an expression (or a regular expression) starts.
 var operatorWords = map[string]bool{
 	"return": true, "typeof": true, "instanceof": true, "in": true, "of": true, "new": true, "delete": true,
@@ -249,18 +417,36 @@ var operatorWords = map[string]bool{
 
 func (sc *scanner) scan() *sourceLimitError {
 	s := sc.src
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '\n' || c == '\r':
-			sc.nl = true
+	i := 0
+	if strings.HasPrefix(s, "#!") { // a hashbang: goja skips it as a comment
+		for i < len(s) && lineEnd(s, i) == 0 {
 			i++
+		}
+	}
+	for i < len(s) {
+		c := s[i]
+		if n := lineEnd(s, i); n > 0 {
+			sc.nl = true
+			if sc.uncertain && n == 1 && cleanSince(s, sc.uStart, i, indexFrom(s[:i], "`", 0) >= 0) {
+				// goja too is in code here (a string, regular expression or line comment
+				// ends at a line break; a template or block comment could not have begun)
+				if err := sc.settle(i); err != nil {
+					return err
+				}
+				sc.slashAmbig = true // the last token may be read differently
+			}
+			i += n
 			continue
+		}
+		switch {
 		case c == ' ' || c == '\t' || c == '\f' || c == '\v':
 			i++
 			continue
+		case spaceAt(s, i) > 0:
+			i += spaceAt(s, i)
+			continue
 		case c == '/' && i+1 < len(s) && s[i+1] == '/':
-			for i < len(s) && s[i] != '\n' && s[i] != '\r' {
+			for i < len(s) && lineEnd(s, i) == 0 {
 				i++
 			}
 			continue
@@ -270,50 +456,73 @@ func (sc *scanner) scan() *sourceLimitError {
 				return nil // unterminated: the parser's error
 			}
 			for k := i; k < j; k++ {
-				if s[k] == '\n' || s[k] == '\r' {
+				if lineEnd(s, k) > 0 {
 					sc.nl = true
 				}
 			}
 			i = j + 2
 			continue
 		}
+		startsValue := isWordByte(c) || c == '"' || c == '\''
 		// a line break between an expression's end and a token that cannot continue it: ASI
-		if sc.nl && sc.prev == tValue && (isWordByte(c) || c == '"' || c == '\'') {
+		if sc.nl && sc.prev == tValue && startsValue {
 			if w := sc.peekWord(i); w != "in" && w != "instanceof" {
 				sc.reset(true, i)
 			}
+		}
+		// two values on one line: invalid, and goja's error recovery skips a token, after
+		// which it may read a "/" as a regular expression and a closer as another frame's
+		// (after a "}" the scan cannot tell a block's end from an expression's: there only the
+		// "/" after the word is uncertain, since a skipped word moves no bracket)
+		adjacent := !sc.nl && sc.prev == tValue && startsValue && !adjacentOK[sc.peekWord(i)] &&
+			!ambiguousWords[sc.word]
+		if adjacent && sc.last != "}" {
+			sc.unsure(i)
 		}
 		sc.nl = false
 		sc.work += int64(sc.nesting() + sc.chainDepth())
 		if sc.work > maxSourceWork {
 			return &sourceLimitError{msg: sourceTooComplex(), off: i}
 		}
+		ambig := sc.slashAmbig
+		sc.slashAmbig = false
 		var err *sourceLimitError
 		switch {
 		case isWordByte(c):
-			j := i
-			for j < len(s) && (isWordByte(s[j]) || (s[j] == '.' && j > i && s[i] >= '0' && s[i] <= '9')) {
-				j++
-			}
+			j := wordEnd(s, i)
 			i, err = j, sc.wordToken(s[i:j], i)
 		case c == '"' || c == '\'':
 			i = skipString(s, i)
-			sc.prev, sc.word, sc.last, sc.dot = tValue, "", "\"", false
+			sc.prev, sc.word, sc.kw, sc.last, sc.dot = tValue, "", "", "\"", false
 		case c == '`':
 			if sc.prev == tValue { // a tagged template: one more call in the chain
 				if err = sc.add(i, false, false); err != nil {
 					return err
 				}
 			}
+			sc.kw = ""
 			i, err = sc.templateText(i + 1)
-		case c == '/' && sc.regexAllowed():
-			i, err = sc.regex(i)
-			sc.prev, sc.word = tValue, ""
+		case c == '/' && (ambig || sc.regexAllowed()):
+			end, ok := sc.regexEnd(i)
+			if ambig {
+				sc.unsure(i)
+			}
+			if !ok { // no closing "/" on its line: goja reads a division
+				sc.unsure(i)
+				i, err = sc.punct(i)
+				break
+			}
+			err = sc.regex(i, end)
+			i = end
+			sc.prev, sc.word, sc.kw, sc.last, sc.dot = tValue, "", "", "/", false
 		default:
 			i, err = sc.punct(i)
 		}
 		if err != nil {
 			return err
+		}
+		if adjacent {
+			sc.slashAmbig = true
 		}
 	}
 	return nil
@@ -323,9 +532,14 @@ func (sc *scanner) scan() *sourceLimitError {
 func (sc *scanner) wordToken(w string, off int) *sourceLimitError {
 	f := sc.top()
 	defer func() { sc.word, sc.last, sc.labelColon = w, w, false }()
-	if sc.dot { // a property name, whatever its spelling
+	sc.kw = ""
+	if sc.dot { // a property name, whatever its spelling (after ".", "?." or "#")
 		sc.dot, sc.prev = false, tValue
+		w = "."
 		return nil
+	}
+	if ambiguousWords[w] {
+		sc.slashAmbig = true
 	}
 	switch w {
 	case "function", "class":
@@ -335,12 +549,16 @@ func (sc *scanner) wordToken(w string, off int) *sourceLimitError {
 		return nil
 	case "if", "for", "while", "with", "do":
 		sc.prev = tNone
+		sc.kw = w
 		return sc.add(off, true, false)
 	case "case", "default":
 		f.caseColon = true
 		sc.prev = tNone
 		return nil
 	case "new", "typeof", "void", "delete", "await", "yield", "extends":
+		if w == "await" && sc.last == "for" { // for await (…): the head follows
+			sc.kw = "for"
+		}
 		sc.prev = tNone
 		return sc.add(off, false, false)
 	case "in", "instanceof":
@@ -355,12 +573,17 @@ func (sc *scanner) wordToken(w string, off int) *sourceLimitError {
 	return nil
 }
 
-// skipString returns the offset after the string literal at i (or at its unescaped line end).
+// skipString returns the offset after the string literal at i (or at its unescaped line end),
+// as goja reads one: \n and \r end it, U+2028 and U+2029 do not, and a backslash escapes the
+// next character or line break (\r\n included).
 func skipString(s string, i int) int {
 	q := s[i]
 	for i++; i < len(s); i++ {
 		switch s[i] {
 		case '\\':
+			if i+2 < len(s) && s[i+1] == '\r' && s[i+2] == '\n' {
+				i++
+			}
 			i++
 		case q, '\n', '\r':
 			return i + 1
@@ -377,11 +600,11 @@ func (sc *scanner) templateText(i int) (int, *sourceLimitError) {
 		case '\\':
 			i++
 		case '`':
-			sc.prev, sc.word = tValue, ""
+			sc.prev, sc.word, sc.kw = tValue, "", ""
 			return i + 1, nil
 		case '$':
 			if i+1 < len(s) && s[i+1] == '{' {
-				sc.prev, sc.word = tNone, ""
+				sc.prev, sc.word, sc.kw = tNone, "", ""
 				return i + 2, sc.push('$', false, false, i)
 			}
 		}
@@ -389,41 +612,66 @@ func (sc *scanner) templateText(i int) (int, *sourceLimitError) {
 	return i, nil
 }
 
-// regex skips a regular expression literal at i (classes and escapes honoured, ending at its
-// line). Its brackets count as nesting: if the scan took a division for a regular expression,
-// what it skipped could not hide a deep tree.
-func (sc *scanner) regex(i int) (int, *sourceLimitError) {
+// regexEnd finds the end of a regular expression literal at i as goja reads one: classes and
+// escapes honoured, the flags after the closing "/"; ok is false when a line terminator (\n, \r,
+// U+2028, U+2029) or the end of the source comes first — then it was not one.
+func (sc *scanner) regexEnd(i int) (end int, ok bool) {
 	s := sc.src
-	inClass, depth, deepest := false, 0, 0
-	start := i
+	inClass := false
 	for i++; i < len(s); i++ {
+		if lineEnd(s, i) > 0 {
+			return i, false
+		}
 		switch s[i] {
 		case '\\':
+			if i+1 < len(s) && lineEnd(s, i+1) > 0 {
+				return i, false
+			}
 			i++
 		case '[':
 			inClass = true
-			depth++
 		case ']':
 			inClass = false
-		case '(', '{':
-			depth++
-		case '!', '~', '+', '-', '.', '?', '=', '<', '>', '&', '|', '^', '*', '%', ',':
-			depth++ // as an operator, were this a division
-		case '\n', '\r':
-			return i, nil
 		case '/':
 			if !inClass {
-				for i++; i < len(s) && isWordByte(s[i]); i++ {
+				for i++; i < len(s) && isWordByte(s[i]) && spaceAt(s, i) == 0 && lineSep(s, i) == 0; i++ {
 				}
-				if sc.nesting()+deepest > maxSourceNesting {
-					return i, &sourceLimitError{msg: sourceTooDeep(), off: start}
-				}
-				return i, nil
+				return i, true
 			}
+		}
+	}
+	return i, false
+}
+
+// regex counts a regular expression literal from i to end. Its brackets and operator
+// characters count as if code, were it a division the scan took for a regular expression:
+// the brackets and characters as nesting, the operator characters as a chain too.
+func (sc *scanner) regex(i, end int) *sourceLimitError {
+	s := sc.src
+	depth, deepest, ops := 0, 0, 0
+	for i++; i < end; i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '[', '(', '{':
+			depth++
+		case '!', '~', '.', '?', '=', ',':
+			depth++ // as an operator, were this a division
+		case '+', '-', '<', '>', '&', '|', '^', '*', '%':
+			depth++
+			ops++
 		}
 		deepest = max(deepest, depth)
 	}
-	return i, nil
+	if sc.nesting()+deepest > maxSourceNesting {
+		return &sourceLimitError{msg: sourceTooDeep(), off: end}
+	}
+	if ops > 0 {
+		f := sc.top()
+		f.chain += ops - 1
+		return sc.add(end, false, true)
+	}
+	return nil
 }
 
 // punct handles a punctuator at i.
@@ -431,18 +679,28 @@ func (sc *scanner) punct(i int) (int, *sourceLimitError) {
 	s := sc.src
 	c := s[i]
 	f := sc.top()
-	prev, word, last, labelColon := sc.prev, sc.word, sc.last, sc.labelColon
-	sc.word, sc.last, sc.dot, sc.labelColon = "", string(c), false, false
+	prev, kw, last, labelColon := sc.prev, sc.kw, sc.last, sc.labelColon
+	sc.word, sc.kw, sc.last, sc.dot, sc.labelColon = "", "", string(c), false, false
 	switch c {
+	case '#': // a private name: the word after it is a property name, whatever its spelling
+		sc.dot = true
+		sc.prev = tNone
+		return i + 1, nil
 	case '(', '[':
 		if prev == tValue { // a call or an index: one more link in the chain
 			if err := sc.add(i, false, false); err != nil {
 				return i, err
 			}
 		}
-		head := c == '(' && (word == "if" || word == "for" || word == "while" || word == "with")
+		head := c == '(' && (kw == "if" || kw == "for" || kw == "while" || kw == "with")
+		// in an object or class body such a word names a method: which it is, is uncertain
+		objHead := head && f.object
 		sc.prev = tNone
-		return i + 1, sc.push(c, false, head, i)
+		if err := sc.push(c, false, head && !objHead, i); err != nil {
+			return i + 1, err
+		}
+		sc.top().objHead = objHead
+		return i + 1, nil
 	case '{':
 		var object, stmt bool
 		switch {
@@ -463,11 +721,21 @@ func (sc *scanner) punct(i int) (int, *sourceLimitError) {
 		sc.top().stmt = stmt
 		return i + 1, nil
 	case ')', ']', '}':
+		trusted := sc.trusted(*f)
 		if c == '}' && f.open == '$' {
+			if !trusted { // goja may not be in a template here, or be in one the scan is not
+				sc.unsure(i)
+			}
 			sc.pop()
 			return sc.templateText(i + 1)
 		}
+		if c == '}' && !trusted {
+			sc.unsure(i)
+		}
 		closed := sc.pop()
+		// a "/" after a block's or object's "}", or after a closer of a frame the scan may
+		// have misread, could be either
+		sc.slashAmbig = c == '}' || !trusted || closed.objHead
 		switch {
 		case c == ')' && closed.head:
 			sc.prev = tHead
@@ -517,6 +785,9 @@ func (sc *scanner) punct(i int) (int, *sourceLimitError) {
 			op = p
 			break
 		}
+	}
+	if op == "?." && i+2 < len(s) && s[i+2] >= '0' && s[i+2] <= '9' {
+		op = "?" // a conditional before a number like .5
 	}
 	end := i + len(op)
 	switch {
