@@ -418,10 +418,10 @@ var operatorWords = map[string]bool{
 func (sc *scanner) scan() *sourceLimitError {
 	s := sc.src
 	i := 0
-	if strings.HasPrefix(s, "#!") { // a hashbang: goja skips it as a comment
-		for i < len(s) && lineEnd(s, i) == 0 {
-			i++
-		}
+	if strings.HasPrefix(s, "#!") {
+		// a hashbang: a comment to goja where the source is what it parses (eval), code where
+		// the source is wrapped first (a script, Function): uncertain either way
+		sc.unsure(0)
 	}
 	for i < len(s) {
 		c := s[i]

@@ -33,6 +33,60 @@ var deepSources = []struct{ name, js, want string }{
 	{"class heritage", `'x=' + 'class extends '.repeat(1e5) + 'Object' + '{}'.repeat(1e5)`, sourceTooDeep()},
 	{"many chains", `('x=' + 'a+'.repeat(9000) + 'a;').repeat(10)`, sourceTooComplex()},
 	{"size", `'1;'.repeat(1.1e6)`, sourceTooLarge(2_200_000)},
+	// the bypasses of Q17-23: U+2028/U+2029 end a line comment in goja
+	{"LS in a comment", `'//x\u2028' + '('.repeat(3e5) + '1' + ')'.repeat(3e5)`, sourceTooDeep()},
+	{"PS in a comment", `'//x\u2029' + '['.repeat(3e5) + '1' + ']'.repeat(3e5)`, sourceTooDeep()},
+	{"LS in a comment, arrows", `'//\u2028' + 'x=>'.repeat(3e4) + '1'`, sourceTooDeep()},
+	{"CR in a comment", `'//x\r' + '('.repeat(5000) + '1' + ')'.repeat(5000)`, sourceTooDeep()},
+	// and a regular expression: there it was no regular expression
+	{"LS in a regular expression", `'if (a) /x\u2028' + '('.repeat(3e5) + '1' + ')'.repeat(3e5) + '/'`, sourceTooDeep()},
+	{"PS in a regular expression", `'if (a) /x\u2029' + '['.repeat(5000) + ']'.repeat(5000) + '/'`, sourceTooDeep()},
+	// a string goes on past U+2028 and a backslash before CRLF, as goja reads one
+	{"LS in a string", `"x = 'a\u2028'; " + '('.repeat(5000) + '1' + ')'.repeat(5000)`, sourceTooDeep()},
+	{"backslash CRLF in a string", `"x = 'a\\\r\n'; " + '('.repeat(5000) + '1' + ')'.repeat(5000)`, sourceTooDeep()},
+	{"backslash LS in a string", `"x = 'a\\\u2028'; " + '('.repeat(5000) + '1' + ')'.repeat(5000)`, sourceTooDeep()},
+	// a division read as a regular expression: the tester's four
+	{"keyword method then a division", `'a={if(){return 1}}; x = a.if() / ' + '('.repeat(3e5) + '1' + ')'.repeat(3e5) + '\n'`, sourceTooDeep()},
+	{"private keyword method then a division", `'class K { #if(){return 1} m(){ return this.#if() / ' + '('.repeat(3e5) + '1' + ')'.repeat(3e5) + '\n}}'`, sourceTooDeep()},
+	{"of then a division", `'var of = 1; x = of / ' + '('.repeat(3e5) + '1' + ')'.repeat(3e5) + '\n'`, sourceTooDeep()},
+	{"yield then a division", `'var yield = 1; x = yield / ' + '('.repeat(3e5) + '1' + ')'.repeat(3e5) + '\n'`, sourceTooDeep()},
+	// an unterminated "regular expression" before a line break or the end
+	{"unterminated before a line break", `'if (a) /' + '('.repeat(5000) + '1' + ')'.repeat(5000) + '\n'`, sourceTooDeep()},
+	{"unterminated at the end", `'if (a) /' + '('.repeat(5000) + '1' + ')'.repeat(5000)`, sourceTooDeep()},
+	// a division the scan may read as a regular expression, holding a chain
+	{"fake regular expression of nots", `'var of = 1; x = of /' + '!'.repeat(5000) + '1/ 1\n'`, sourceTooDeep()},
+	{"fake regular expression of arrows", `'var of = 1; x = of /' + 'x=>'.repeat(5000) + '1/ 1\n'`, sourceTooDeep()},
+	{"fake regular expression of members", `'var of = 1; x = of /a' + '.a'.repeat(5000) + '/ 1\n'`, sourceTooDeep()},
+	{"fake regular expression of a sum", `'var of = 1; x = of /1' + '+1'.repeat(12000) + '/ 1\n'`, sourceTooDeep()},
+	// two values on one line: goja's error recovery skips one and reads the "/" as a regex
+	{"a hashbang", `'#!' + ')'.repeat(5000) + '\n' + '('.repeat(5000) + '1' + ')'.repeat(5000)`, sourceTooDeep()},
+	{"adjacent values", `'if (a b) /' + '('.repeat(5000) + '/\n' + ')'.repeat(5000)`, sourceTooDeep()},
+	// what an uncertain reading could hide, line after line, is counted conservatively
+	{"hidden brackets", `'var of = 1; x = ' + 'of / (((((/ 1 /.source +\n'.repeat(7e4) + '1'`, sourceTooComplex()},
+	{"hidden nots", `'var of = 1; x = ' + 'of / !!!!!/ 1 /.source +\n'.repeat(7e4) + '1'`, sourceTooComplex()},
+}
+
+// keywordSources are, for every keyword and contextual word, the shapes that once made the scan
+// take a division for a regular expression: the word as a property name after ".", "?." and "#"
+// (a method call, then a division), and as a plain identifier before a division.
+func keywordSources() []struct{ name, js, want string } {
+	words := []string{"if", "for", "while", "with", "do", "switch", "catch", "return", "typeof", "instanceof",
+		"in", "of", "new", "delete", "void", "throw", "case", "else", "yield", "await", "extends", "let",
+		"var", "const", "export", "import", "default", "function", "class", "break", "continue", "try",
+		"finally", "debugger", "async", "get", "set", "static", "this", "super", "null", "true", "false",
+		"enum", "from", "as"}
+	deep := ` + '('.repeat(5000) + '1' + ')'.repeat(5000) + '\n'`
+	var out []struct{ name, js, want string }
+	for _, w := range words {
+		out = append(out,
+			struct{ name, js, want string }{w + " after .", `'x = a.` + w + `() / '` + deep, sourceTooDeep()},
+			struct{ name, js, want string }{w + " after ?.", `'x = a?.` + w + `() / '` + deep, sourceTooDeep()},
+			struct{ name, js, want string }{w + " after #", `'class K { #` + w + `(){} m(){ return this.#` + w + `() / '` + deep + ` + '}}'`, sourceTooDeep()},
+			struct{ name, js, want string }{w + " as a method", `'x = {` + w + `(){}}.` + w + `() / '` + deep, sourceTooDeep()},
+			struct{ name, js, want string }{w + " before /", `'x = ` + w + ` / '` + deep, sourceTooDeep()},
+		)
+	}
+	return out
 }
 
 // The child of TestSourceBoundRefusesDeepSources: every payload in one process, each announced
@@ -41,7 +95,7 @@ func TestSourceBoundChild(t *testing.T) {
 	if os.Getenv("SANDBOX_SOURCE_CHILD") == "" {
 		t.Skip("run by TestSourceBoundRefusesDeepSources")
 	}
-	for _, p := range deepSources {
+	for _, p := range append(deepSources, keywordSources()...) {
 		for _, entry := range []struct{ name, call string }{
 			{"eval", "eval(%s)"}, {"Function", "Function(%s)"}, {"new Function", "new Function('return 1', %s)"},
 			{"AsyncFunction", "new (Object.getPrototypeOf(async function () {}).constructor)(%s)"},
@@ -104,6 +158,13 @@ var ordinarySources = []struct{ name, src string }{
 	{"regexes and divisions", "const re = /[(\\[{]+\\/(?:a|b)?/g, d = 10 / 2 / 5; if (d) /x/.test('x'); `${'(('}` + '((' + \"[[\" && re.test('((/a') && d === 1 ? 'ok' : 'bad'"},
 	{"nested templates", "let t = " + strings.Repeat("`${", 50) + "'ok'" + strings.Repeat("}`", 50) + "; t"},
 	{"labels and cases", "let r = ''; outer: for (const i of [1, 2]) { inner: for (const j of [1]) { switch (i) { case 1: { r += 'o'; continue outer; } default: r += 'k'; break outer; } } } r"},
+	{"line and paragraph separators in strings", "const s = 'a\u2028b\u2029c', t = \"(\u2028[\"; s.length === 5 && t.length === 3 ? 'ok' : 'bad'"},
+	{"a backslash and CRLF in a string", "const s = 'a\\\r\nb'; s === 'ab' ? 'ok' : 'bad'"},
+	{"divisions after calls", "const f = () => 8, o = { m() { return 4; } }; const v = f() / 2 / o.m() * Math.max(1, 2) / 2; v === 1 ? 'ok' : 'bad ' + v"},
+	{"of, get, set and async as identifiers", "var of = 8, get = 4, set = 2, async = 1; const v = of / get / set / async; v === 1 ? 'ok' : 'bad'"},
+	{"keywords as properties", "const o = { if() { return 8; }, for: 4, while: 2 }; const v = o.if() / o.for / o?.while; class K { #do() { return 1; } m() { return this.#do() / 1; } } v === 1 && new K().m() === 1 ? 'ok' : 'bad'"},
+	{"regexes after if heads", "let r = ''; if (true) /a/.test('a') && (r += 'o'); for (const x of [1]) /b/g.test('b') && (r += 'k'); while (false) /c/; r"},
+	{"a division and a regex on a line after a block", "let r = 0; { r = 6 }\n/x/.test('x') && (r = r / 3 / 2); r === 1 ? 'ok' : 'bad'"},
 	{"functions and classes", "function f() { return { a: { b: 1 } }; }\n/x/.test('x');\nclass C extends Object { m() { return f().a.b; } }\nconst g = function () {} / 1; new C().m() === 1 && isNaN(g) ? 'ok' : 'bad'"},
 }
 
@@ -139,6 +200,6 @@ func TestSourceBoundAcceptsOrdinaryCode(t *testing.T) {
 }
 
 func jsString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`)
 	return `"` + r.Replace(s) + `"`
 }
