@@ -28,6 +28,8 @@ type Target struct {
 	Arn     string
 	RoleArn string
 	Input   string // the JSON text the target receives
+	// DeadLetterArn is the target's DeadLetterConfig.Arn ("" when it names none).
+	DeadLetterArn string
 }
 
 // Schedule is a stored schedule as created or last updated.
@@ -135,13 +137,19 @@ type wireWindow struct {
 }
 
 type wireTarget struct {
-	Arn     string `json:"Arn"`
-	RoleArn string `json:"RoleArn"`
-	Input   string `json:"Input,omitempty"`
+	Arn              string          `json:"Arn"`
+	RoleArn          string          `json:"RoleArn"`
+	Input            string          `json:"Input,omitempty"`
+	DeadLetterConfig *wireDeadLetter `json:"DeadLetterConfig,omitempty"`
+}
+
+type wireDeadLetter struct {
+	Arn string `json:"Arn,omitempty"`
 }
 
 var (
 	validName = regexp.MustCompile(`^[0-9A-Za-z_.-]{1,64}$`)
+	sqsArn    = regexp.MustCompile(`^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[0-9A-Za-z_-]{1,80}(\.fifo)?$`)
 	atExpr    = regexp.MustCompile(`^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$`)
 )
 
@@ -175,6 +183,13 @@ func parse(r *http.Request, name string) (*Schedule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("Invalid Schedule Expression %s: %v", body.ScheduleExpression, err)
 	}
+	dlq := ""
+	if d := body.Target.DeadLetterConfig; d != nil {
+		if !sqsArn.MatchString(d.Arn) {
+			return nil, fmt.Errorf("Target.DeadLetterConfig.Arn %q is not an SQS queue ARN", d.Arn)
+		}
+		dlq = d.Arn
+	}
 	return &Schedule{
 		Name:                  name,
 		Group:                 cmp.Or(body.GroupName, "default"),
@@ -184,7 +199,7 @@ func parse(r *http.Request, name string) (*Schedule, error) {
 		FlexibleTimeWindow:    body.FlexibleTimeWindow.Mode,
 		ActionAfterCompletion: cmp.Or(body.ActionAfterCompletion, "NONE"),
 		State:                 cmp.Or(body.State, "ENABLED"),
-		Target:                Target{Arn: body.Target.Arn, RoleArn: body.Target.RoleArn, Input: body.Target.Input},
+		Target:                Target{Arn: body.Target.Arn, RoleArn: body.Target.RoleArn, Input: body.Target.Input, DeadLetterArn: dlq},
 	}, nil
 }
 
@@ -247,7 +262,7 @@ func (f *Fake) get(w http.ResponseWriter, r *http.Request) {
 		FlexibleTimeWindow:         &wireWindow{Mode: copied.FlexibleTimeWindow},
 		ActionAfterCompletion:      copied.ActionAfterCompletion,
 		State:                      copied.State,
-		Target:                     &wireTarget{Arn: copied.Target.Arn, RoleArn: copied.Target.RoleArn, Input: copied.Target.Input},
+		Target:                     copied.Target.wire(),
 		CreationDate:               epoch(copied.Created),
 		LastModificationDate:       epoch(copied.Created),
 	})
@@ -288,4 +303,13 @@ func writeError(w http.ResponseWriter, status int, code, message string) {
 	w.Header().Set("X-Amzn-Errortype", code)
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"Message": message})
+}
+
+// wire is the target as the API answers it.
+func (t Target) wire() *wireTarget {
+	w := &wireTarget{Arn: t.Arn, RoleArn: t.RoleArn, Input: t.Input}
+	if t.DeadLetterArn != "" {
+		w.DeadLetterConfig = &wireDeadLetter{Arn: t.DeadLetterArn}
+	}
+	return w
 }

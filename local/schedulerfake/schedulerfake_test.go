@@ -110,6 +110,9 @@ func TestErrors(t *testing.T) {
 		"no role":        input("c", "at(2031-01-02T03:04:05)", func(in *scheduler.CreateScheduleInput) { in.Target.RoleArn = aws.String("") }),
 		"bad time zone":  input("c", "at(2031-01-02T03:04:05)", func(in *scheduler.CreateScheduleInput) { in.ScheduleExpressionTimezone = aws.String("Mars/Base") }),
 		"invalid second": input("c", "at(2031-01-02T03:04:61)"),
+		"dead letter not a queue": input("c", "at(2031-01-02T03:04:05)", func(in *scheduler.CreateScheduleInput) {
+			in.Target.DeadLetterConfig = &types.DeadLetterConfig{Arn: aws.String("arn:aws:sns:us-east-1:000000000000:topic")}
+		}),
 	} {
 		var invalid *types.ValidationException
 		if _, err := c.CreateSchedule(ctx, in); !errors.As(err, &invalid) {

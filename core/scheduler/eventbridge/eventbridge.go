@@ -1,7 +1,8 @@
 // Package eventbridge implements the session.Scheduler port on Amazon EventBridge Scheduler
 // (DESIGN.md §5, spec 02 §4.4): each park with a resumeAt gets one one-time schedule
 // `at(yyyy-mm-ddThh:mm:ss)` in UTC, FlexibleTimeWindow OFF, ActionAfterCompletion DELETE,
-// whose target (the functions/wake Lambda) receives the JSON Wake {sessionId, parkId}.
+// whose target (the functions/wake Lambda) receives the JSON Wake {sessionId, parkId} and,
+// when configured, names a dead letter queue for a wake Scheduler could not deliver.
 //
 // A wake is a Deliver of the timer trigger to that park only, so a late, early or duplicate
 // fire is harmless; the periodic sweep over the sparse resumeAt index backs up a lost one.
@@ -37,6 +38,10 @@ type Config struct {
 	TargetARN string
 	// RoleARN is the IAM role EventBridge Scheduler assumes to invoke TargetARN.
 	RoleARN string
+	// DeadLetterARN, when set, is the SQS queue every schedule's target names as its dead
+	// letter queue: where Scheduler puts the wake it failed to deliver after its retries (the
+	// role must be allowed sqs:SendMessage on it). "" sets none.
+	DeadLetterARN string
 	// Now is the clock MinLead counts from: nil is time.Now (production); a test passes the
 	// engine's fake clock, so a re-arranged wake lands where the first one did.
 	Now func() time.Time
@@ -87,6 +92,9 @@ func (s *Scheduler) Schedule(ctx context.Context, sessionID, parkID string, at t
 			RoleArn: aws.String(s.cfg.RoleARN),
 			Input:   aws.String(string(input)),
 		},
+	}
+	if s.cfg.DeadLetterARN != "" {
+		in.Target.DeadLetterConfig = &types.DeadLetterConfig{Arn: aws.String(s.cfg.DeadLetterARN)}
 	}
 	err := s.create(ctx, in)
 	if !isErr[*types.ConflictException](err) {

@@ -337,3 +337,46 @@ func TestSchedule_FiresOnceIntoTheWake(t *testing.T) {
 		t.Fatalf("Cancel after the fire: %v", err)
 	}
 }
+
+// With a DeadLetterARN every schedule's target names that queue as its dead letter queue,
+// on the create and on the update of an existing schedule, as the real client sends it and
+// as Scheduler answers it back: a wake Scheduler cannot deliver lands there instead of
+// vanishing. Without one the target names none.
+func TestSchedule_TargetNamesTheDeadLetterQueue(t *testing.T) {
+	const dlq = "arn:aws:sqs:us-east-1:000000000000:archmax-test-schedules-dlq"
+	fake := schedulerfake.New()
+	client := newClient(t, fake)
+	withDLQ := cfg
+	withDLQ.DeadLetterARN = dlq
+	s := eventbridge.New(client, withDLQ)
+	ctx := context.Background()
+	at := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := s.Schedule(ctx, "sess", "park", at); err != nil {
+		t.Fatal(err)
+	}
+	if got := only(t, fake).Target; got.DeadLetterArn != dlq || got.Arn != cfg.TargetARN || got.RoleArn != cfg.RoleARN {
+		t.Fatalf("created target %+v, want the dead letter queue %s", got, dlq)
+	}
+	if err := s.Schedule(ctx, "sess", "park", at.Add(time.Hour)); err != nil { // the update path
+		t.Fatal(err)
+	}
+	got := only(t, fake)
+	if got.Expression != "at(2031-01-01T01:00:00)" || got.Target.DeadLetterArn != dlq {
+		t.Fatalf("updated schedule %+v, want the later time and the dead letter queue %s", got, dlq)
+	}
+	out, err := client.GetSchedule(ctx, &scheduler.GetScheduleInput{Name: aws.String(got.Name), GroupName: aws.String(cfg.Group)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Target == nil || out.Target.DeadLetterConfig == nil || aws.ToString(out.Target.DeadLetterConfig.Arn) != dlq {
+		t.Fatalf("GetSchedule target %+v, want DeadLetterConfig.Arn %s", out.Target, dlq)
+	}
+
+	plain, fake2, _ := newScheduler(t)
+	if err := plain.Schedule(ctx, "sess", "park", at); err != nil {
+		t.Fatal(err)
+	}
+	if got := only(t, fake2).Target.DeadLetterArn; got != "" {
+		t.Fatalf("no DeadLetterARN configured, target names %q", got)
+	}
+}

@@ -34,6 +34,7 @@ const (
 	EnvSchedulerGroup    = "ARCHMAX_SCHEDULER_GROUP"    // schedule group ("" = "default")
 	EnvWakeTargetARN     = "ARCHMAX_WAKE_TARGET_ARN"    // ARN of functions/wake
 	EnvSchedulerRoleARN  = "ARCHMAX_SCHEDULER_ROLE_ARN" // role EventBridge Scheduler assumes to invoke it
+	EnvSchedulerDLQARN   = "ARCHMAX_SCHEDULER_DLQ_ARN"  // SQS queue every schedule names as its dead letter queue (optional)
 	EnvSchedulerEndpoint = "ARCHMAX_SCHEDULER_ENDPOINT" // local/test only: e.g. local/schedulerfake
 	// Continuation past the invocation's deadline (DESIGN.md §4): a turn stops between
 	// steps once less than EnvModelTimeout + EnvContinueMargin remains, and continues in an
@@ -85,7 +86,9 @@ type Config struct {
 	DynamoDBEndpoint, S3Endpoint, BedrockEndpoint, SchedulerEndpoint string
 	// Scheduled wakes: all three empty, or WakeTargetARN and SchedulerRoleARN both set.
 	SchedulerGroup, WakeTargetARN, SchedulerRoleARN string
-	AccessKeyID, SecretAccessKey, SessionToken      string
+	// SchedulerDLQARN is the dead letter queue of every schedule's target ("" = none).
+	SchedulerDLQARN                            string
+	AccessKeyID, SecretAccessKey, SessionToken string
 	// ModelTimeout bounds one model call, retries included (0 = DefaultModelTimeout);
 	// ContinueMargin is kept beyond it before the deadline (0 = continuation.DefaultMargin).
 	ModelTimeout, ContinueMargin time.Duration
@@ -151,6 +154,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		SchedulerGroup:    get(EnvSchedulerGroup),
 		WakeTargetARN:     get(EnvWakeTargetARN),
 		SchedulerRoleARN:  get(EnvSchedulerRoleARN),
+		SchedulerDLQARN:   get(EnvSchedulerDLQARN),
 		ContinueFunction:  cmp.Or(get(EnvContinueFunction), get("AWS_LAMBDA_FUNCTION_NAME")),
 		LambdaEndpoint:    get(EnvLambdaEndpoint),
 		Access:            access.Policy{ScopePrefix: get(EnvJWTScopePrefix)},

@@ -41,9 +41,11 @@ func TestConfigFromEnv(t *testing.T) {
 			Region: DefaultLocalRegion, DynamoDBEndpoint: "http://127.0.0.1:8000", S3Endpoint: "http://127.0.0.1:9000",
 			BedrockEndpoint: "http://127.0.0.1:9100", AccessKeyID: "local", SecretAccessKey: "secret", SessionToken: "tok"}},
 		{"scheduled wakes", with(map[string]string{EnvWakeTargetARN: "arn:aws:lambda:eu-west-1:1:function:wake",
-			EnvSchedulerRoleARN: "arn:aws:iam::1:role/sched", EnvSchedulerGroup: "archmax"}), Config{
+			EnvSchedulerRoleARN: "arn:aws:iam::1:role/sched", EnvSchedulerGroup: "archmax",
+			EnvSchedulerDLQARN: "arn:aws:sqs:eu-west-1:1:archmax-schedules-dlq"}), Config{
 			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],
-			WakeTargetARN: "arn:aws:lambda:eu-west-1:1:function:wake", SchedulerRoleARN: "arn:aws:iam::1:role/sched", SchedulerGroup: "archmax"}},
+			WakeTargetARN: "arn:aws:lambda:eu-west-1:1:function:wake", SchedulerRoleARN: "arn:aws:iam::1:role/sched", SchedulerGroup: "archmax",
+			SchedulerDLQARN: "arn:aws:sqs:eu-west-1:1:archmax-schedules-dlq"}},
 		{"continuation: the function itself, with its time budget (DESIGN.md §4)", with(map[string]string{
 			"AWS_LAMBDA_FUNCTION_NAME": "archmax-turn", EnvModelTimeout: "90s", EnvContinueMargin: "15s"}), Config{
 			Table: "archmax", Bucket: "archmax-data", SpecPrefix: "specs/", SessionPrefix: "sessions/", ModelID: base[EnvModel],

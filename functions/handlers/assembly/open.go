@@ -82,7 +82,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 				o.BaseEndpoint = aws.String(cfg.SchedulerEndpoint)
 			}
 		})
-		sched = eventbridge.New(sc, eventbridge.Config{Group: cfg.SchedulerGroup, TargetARN: cfg.WakeTargetARN, RoleARN: cfg.SchedulerRoleARN, Now: now})
+		sched = eventbridge.New(sc, eventbridge.Config{Group: cfg.SchedulerGroup, TargetARN: cfg.WakeTargetARN, RoleARN: cfg.SchedulerRoleARN, DeadLetterARN: cfg.SchedulerDLQARN, Now: now})
 	}
 	engines := NewEngines(session.Config{
 		Authored:  s3store.NewFiles(s3c, cfg.Bucket, cfg.SpecPrefix, s3store.WithETagCache(), s3store.ReadOnly()),
