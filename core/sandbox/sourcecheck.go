@@ -88,6 +88,8 @@ type scanFrame struct {
 	caseColon bool // a case/default expects its ":"
 	epoch     int  // the scanner's epoch at the bracket: an older one is a frame it may have misread
 	objHead   bool // the parenthesis after a keyword-named method in an object or class body
+	params    bool // a function's parameter list (or catch's): bindings, no expressions
+	pattern   bool // a destructuring pattern of a declaration or of parameters
 }
 
 type scanTok byte
@@ -259,10 +261,12 @@ type scanner struct {
 	kw         string // the previous token when a keyword used as one (not a property name)
 	slashAmbig bool   // a "/" after the previous token could be either
 	uncertain  bool
-	uStart     int // where the uncertain stretch began
-	brackets   int // the conservative bracket count
-	uTokens    int // operator characters and words of the uncertain stretches so far
-	epoch      int // incremented where the scan's frames may stop matching goja's
+	uStart     int  // where the uncertain stretch began
+	brackets   int  // the conservative bracket count
+	uTokens    int  // operator characters and words of the uncertain stretches so far
+	epoch      int  // incremented where the scan's frames may stop matching goja's
+	fnPending  bool // after "function" (and its "*" and name): the next "(" opens parameters
+	keyWord    bool // the previous word is a member's name in an object or class body
 }
 
 func (sc *scanner) top() *scanFrame { return &sc.frames[len(sc.frames)-1] }
@@ -378,6 +382,22 @@ func (sc *scanner) pop() scanFrame {
 // trusted reports whether the scan's reading of frame f matches goja's: opened in this epoch.
 func (sc *scanner) trusted(f scanFrame) bool { return f.epoch == sc.epoch && !sc.uncertain }
 
+// slashMisplaced reports whether a "/" here is where valid code has none: a property name goes
+// here, or an object's or class's member, a parameter or a pattern's binding. goja's parser then
+// consumes the "/" as an unexpected token and reads on as code: the reading is uncertain.
+func (sc *scanner) slashMisplaced() bool {
+	f, last := sc.top(), sc.last
+	switch {
+	case sc.dot:
+		return true
+	case f.object && sc.prev == tNone:
+		return last == "{" || last == "," || last == ";"
+	case f.params || f.pattern:
+		return last == "(" || last == "[" || last == "{" || last == "," || last == ":" || last == "..."
+	}
+	return false
+}
+
 // regexAllowed reports whether a "/" here starts a regular expression.
 func (sc *scanner) regexAllowed() bool {
 	switch sc.prev {
@@ -398,6 +418,13 @@ var ambiguousWords = map[string]bool{
 	"of": true, "yield": true, "await": true, "let": true, "async": true, "get": true, "set": true,
 	"static": true, "break": true, "continue": true, "debugger": true, "function": true, "class": true,
 	"try": true, "finally": true, "enum": true, "as": true, "from": true, "target": true, "meta": true,
+}
+
+// noSlashWords are keywords a "/" cannot follow in valid code: goja's parser, expecting "(", a
+// binding or a declaration there, consumes the "/" as an unexpected token and reads on as code.
+var noSlashWords = map[string]bool{
+	"if": true, "for": true, "while": true, "with": true, "switch": true, "catch": true, "var": true,
+	"const": true, "import": true, "export": true, "default": true,
 }
 
 // adjacentOK are the words that may follow a value on the same line in valid code.
@@ -502,7 +529,8 @@ func (sc *scanner) scan() *sourceLimitError {
 			}
 			sc.kw = ""
 			i, err = sc.templateText(i + 1)
-		case c == '/' && (ambig || sc.regexAllowed()):
+		case c == '/' && (ambig || sc.slashMisplaced() || sc.regexAllowed()):
+			ambig = ambig || sc.slashMisplaced()
 			end, ok := sc.regexEnd(i)
 			if ambig {
 				sc.unsure(i)
@@ -515,6 +543,8 @@ func (sc *scanner) scan() *sourceLimitError {
 			err = sc.regex(i, end)
 			i = end
 			sc.prev, sc.word, sc.kw, sc.last, sc.dot = tValue, "", "", "/", false
+			// a "/" right after: were this a division to goja, that one starts a regex
+			sc.slashAmbig = true
 		default:
 			i, err = sc.punct(i)
 		}
@@ -533,16 +563,23 @@ func (sc *scanner) wordToken(w string, off int) *sourceLimitError {
 	f := sc.top()
 	defer func() { sc.word, sc.last, sc.labelColon = w, w, false }()
 	sc.kw = ""
+	last := sc.last
+	sc.keyWord = f.object && (last == "{" || last == "," || last == ";" || last == "}" || last == "*" ||
+		last == "get" || last == "set" || last == "static" || last == "async")
+	if sc.fnPending && last != "function" && last != "*" {
+		sc.fnPending = false
+	}
 	if sc.dot { // a property name, whatever its spelling (after ".", "?." or "#")
 		sc.dot, sc.prev = false, tValue
 		w = "."
 		return nil
 	}
-	if ambiguousWords[w] {
+	if ambiguousWords[w] || noSlashWords[w] {
 		sc.slashAmbig = true
 	}
 	switch w {
 	case "function", "class":
+		sc.fnPending = w == "function"
 		sc.decl = sc.atStatementStart()
 		sc.class = w == "class"
 		sc.prev = tValue
@@ -679,8 +716,16 @@ func (sc *scanner) punct(i int) (int, *sourceLimitError) {
 	s := sc.src
 	c := s[i]
 	f := sc.top()
-	prev, kw, last, labelColon := sc.prev, sc.kw, sc.last, sc.labelColon
-	sc.word, sc.kw, sc.last, sc.dot, sc.labelColon = "", "", string(c), false, false
+	prev, kw, last, labelColon, word := sc.prev, sc.kw, sc.last, sc.labelColon, sc.word
+	keyWord, fnPending := sc.keyWord, sc.fnPending
+	sc.word, sc.kw, sc.last, sc.dot, sc.labelColon, sc.keyWord = "", "", string(c), false, false, false
+	if c != '*' {
+		sc.fnPending = false
+	}
+	// a binding pattern: after a declaration's keyword, or where a parameter or an element of a
+	// pattern goes
+	pattern := (c == '[' || c == '{') && (word == "var" || word == "let" || word == "const" ||
+		((f.params || f.pattern) && (last == "(" || last == "[" || last == "{" || last == "," || last == ":" || last == "...")))
 	switch c {
 	case '#': // a private name: the word after it is a property name, whatever its spelling
 		sc.dot = true
@@ -699,7 +744,9 @@ func (sc *scanner) punct(i int) (int, *sourceLimitError) {
 		if err := sc.push(c, false, head && !objHead, i); err != nil {
 			return i + 1, err
 		}
-		sc.top().objHead = objHead
+		t := sc.top()
+		t.objHead, t.pattern = objHead, pattern
+		t.params = c == '(' && (fnPending || word == "catch" || (f.object && (keyWord || last == "]")))
 		return i + 1, nil
 	case '{':
 		var object, stmt bool
@@ -718,7 +765,7 @@ func (sc *scanner) punct(i int) (int, *sourceLimitError) {
 		if err := sc.push('{', object, false, i); err != nil {
 			return i + 1, err
 		}
-		sc.top().stmt = stmt
+		sc.top().stmt, sc.top().pattern = stmt, pattern
 		return i + 1, nil
 	case ')', ']', '}':
 		trusted := sc.trusted(*f)

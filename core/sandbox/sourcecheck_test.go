@@ -63,6 +63,14 @@ var deepSources = []struct{ name, js, want string }{
 	{"adjacent values", `'if (a b) /' + '('.repeat(5000) + '/\n' + ')'.repeat(5000)`, sourceTooDeep()},
 	// what an uncertain reading could hide, line after line, is counted conservatively
 	{"hidden brackets", `'var of = 1; x = ' + 'of / (((((/ 1 /.source +\n'.repeat(7e4) + '1'`, sourceTooComplex()},
+	// a "/" where valid code has none: goja's parser consumes it as an unexpected token and reads
+	// on as code, so the scan's regular expression there is uncertain
+	{"a regex after if", `'if /(((((/\n'.repeat(7e4)`, sourceTooComplex()},
+	{"a regex after a dot", `'x = a./(((((/\n'.repeat(7e4)`, sourceTooComplex()},
+	{"a regex as an object's key", `'x = {/(((((/: 1}\n'.repeat(7e4)`, sourceTooComplex()},
+	{"a regex as a parameter", `'function f(/(((((/) {}\n'.repeat(7e4)`, sourceTooComplex()},
+	{"a regex in a pattern", `'let [/(((((/] = a\n'.repeat(7e4)`, sourceTooComplex()},
+	{"a regex after a regex", `'x = /a/ /(((((/\n'.repeat(7e4)`, sourceTooComplex()},
 	{"hidden nots", `'var of = 1; x = ' + 'of / !!!!!/ 1 /.source +\n'.repeat(7e4) + '1'`, sourceTooComplex()},
 }
 
