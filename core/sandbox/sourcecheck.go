@@ -803,6 +803,7 @@ func (sc *scanner) punct(i int) (int, *sourceLimitError) {
 		switch {
 		case f.ternary > 0:
 			f.ternary--
+			sc.last = "?:" // a conditional's, not a pattern's or an object's
 		case f.object:
 		case f.caseColon:
 			f.caseColon = false
@@ -863,7 +864,7 @@ func (sc *scanner) punct(i int) (int, *sourceLimitError) {
 }
 
 // blockAfter are the tokens after which a "{" opens a block, not an object literal.
-var blockAfter = map[string]bool{";": true, "{": true, "}": true, "=>": true, ")": true, "else": true, "do": true, "try": true, "finally": true}
+var blockAfter = map[string]bool{";": true, "{": true, "}": true, "=>": true, ")": true, "else": true, "do": true, "try": true, "catch": true, "finally": true}
 
 // atStatementStart reports whether a function or class keyword here starts a declaration.
 func (sc *scanner) atStatementStart() bool {

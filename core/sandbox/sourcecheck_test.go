@@ -173,6 +173,7 @@ var ordinarySources = []struct{ name, src string }{
 	{"keywords as properties", "const o = { if() { return 8; }, for: 4, while: 2 }; const v = o.if() / o.for / o?.while; class K { #do() { return 1; } m() { return this.#do() / 1; } } v === 1 && new K().m() === 1 ? 'ok' : 'bad'"},
 	{"regexes after if heads", "let r = ''; if (true) /a/.test('a') && (r += 'o'); for (const x of [1]) /b/g.test('b') && (r += 'k'); while (false) /c/; r"},
 	{"a division and a regex on a line after a block", "let r = 0; { r = 6 }\n/x/.test('x') && (r = r / 3 / 2); r === 1 ? 'ok' : 'bad'"},
+	{"a conditional in a pattern's default, catch without a binding", "const { a = true ? /x/.test('x') : /y/.test('y') } = {}; let r = 'bad'; try { throw 1; } catch { if (a) /z/.test('z') && (r = 'ok'); } r"},
 	{"functions and classes", "function f() { return { a: { b: 1 } }; }\n/x/.test('x');\nclass C extends Object { m() { return f().a.b; } }\nconst g = function () {} / 1; new C().m() === 1 && isNaN(g) ? 'ok' : 'bad'"},
 }
 
