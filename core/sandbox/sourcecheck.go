@@ -89,6 +89,7 @@ type scanFrame struct {
 	epoch     int  // the scanner's epoch at the bracket: an older one is a frame it may have misread
 	objHead   bool // the parenthesis after a keyword-named method in an object or class body
 	params    bool // a function's parameter list (or catch's): bindings, no expressions
+	declList  bool // a var/let/const declaration is being read: a binding follows its ","
 	pattern   bool // a destructuring pattern of a declaration or of parameters
 }
 
@@ -267,6 +268,9 @@ type scanner struct {
 	epoch      int  // incremented where the scan's frames may stop matching goja's
 	fnPending  bool // after "function" (and its "*" and name): the next "(" opens parameters
 	keyWord    bool // the previous word is a member's name in an object or class body
+	// expect: the punctuators the next token must be (after if/for/… "(", after try/finally "{"):
+	// goja's parser consumes any other token in its place and reads on, so that is uncertain
+	expect string
 }
 
 func (sc *scanner) top() *scanFrame { return &sc.frames[len(sc.frames)-1] }
@@ -305,6 +309,7 @@ func (sc *scanner) reset(stmt bool, i int) {
 	f := sc.top()
 	f.run, f.chain, f.ternary = 0, 0, 0
 	if stmt {
+		f.declList = false
 		if w := sc.peekWord(i); w != "else" && w != "while" {
 			f.sticky, f.labels, f.caseColon = 0, 0, false
 		}
@@ -394,6 +399,8 @@ func (sc *scanner) slashMisplaced() bool {
 		return last == "{" || last == "," || last == ";"
 	case f.params || f.pattern:
 		return last == "(" || last == "[" || last == "{" || last == "," || last == ":" || last == "..."
+	case f.declList && last == ",": // var a = 1, /x/: a binding goes there
+		return true
 	}
 	return false
 }
@@ -507,6 +514,15 @@ func (sc *scanner) scan() *sourceLimitError {
 			sc.unsure(i)
 		}
 		sc.nl = false
+		switch {
+		case sc.expect == "":
+		case sc.last == "for" && sc.peekWord(i) == "await": // for await (…)
+		default:
+			if strings.IndexByte(sc.expect, c) < 0 {
+				sc.unsure(i)
+			}
+			sc.expect = ""
+		}
 		sc.work += int64(sc.nesting() + sc.chainDepth())
 		if sc.work > maxSourceWork {
 			return &sourceLimitError{msg: sourceTooComplex(), off: i}
@@ -576,6 +592,22 @@ func (sc *scanner) wordToken(w string, off int) *sourceLimitError {
 	}
 	if ambiguousWords[w] || noSlashWords[w] {
 		sc.slashAmbig = true
+	}
+	switch w {
+	case "if", "for", "while", "with", "switch":
+		if !sc.keyWord { // a member named so is no statement
+			sc.expect = "("
+		}
+	case "catch":
+		if !sc.keyWord {
+			sc.expect = "({"
+		}
+	case "try", "finally":
+		if !sc.keyWord {
+			sc.expect = "{"
+		}
+	case "var", "let", "const":
+		f.declList = true
 	}
 	switch w {
 	case "function", "class":

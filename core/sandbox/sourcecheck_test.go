@@ -71,6 +71,9 @@ var deepSources = []struct{ name, js, want string }{
 	{"a regex as a parameter", `'function f(/(((((/) {}\n'.repeat(7e4)`, sourceTooComplex()},
 	{"a regex in a pattern", `'let [/(((((/] = a\n'.repeat(7e4)`, sourceTooComplex()},
 	{"a regex after a regex", `'x = /a/ /(((((/\n'.repeat(7e4)`, sourceTooComplex()},
+	{"a regex after if and a token", `'if 1 /(((((/\n'.repeat(7e4)`, sourceTooDeep()},
+	{"a regex after try and a token", `'try 1 /(((((/\n'.repeat(7e4)`, sourceTooDeep()},
+	{"a regex as a declaration's binding", `'var a = 1, /(((((/\n'.repeat(7e4)`, sourceTooComplex()},
 	{"hidden nots", `'var of = 1; x = ' + 'of / !!!!!/ 1 /.source +\n'.repeat(7e4) + '1'`, sourceTooComplex()},
 }
 
@@ -174,6 +177,7 @@ var ordinarySources = []struct{ name, src string }{
 	{"regexes after if heads", "let r = ''; if (true) /a/.test('a') && (r += 'o'); for (const x of [1]) /b/g.test('b') && (r += 'k'); while (false) /c/; r"},
 	{"a division and a regex on a line after a block", "let r = 0; { r = 6 }\n/x/.test('x') && (r = r / 3 / 2); r === 1 ? 'ok' : 'bad'"},
 	{"a conditional in a pattern's default, catch without a binding", "const { a = true ? /x/.test('x') : /y/.test('y') } = {}; let r = 'bad'; try { throw 1; } catch { if (a) /z/.test('z') && (r = 'ok'); } r"},
+	{"keywords as object keys", "const o = { if: 8, catch: 4, try: 2, for: 1 }; o.if / o.catch / o.try / o.for === 1 ? 'ok' : 'bad'"},
 	{"functions and classes", "function f() { return { a: { b: 1 } }; }\n/x/.test('x');\nclass C extends Object { m() { return f().a.b; } }\nconst g = function () {} / 1; new C().m() === 1 && isNaN(g) ? 'ok' : 'bad'"},
 }
 
