@@ -78,7 +78,8 @@ cli:
 ## WORKSPACE (on the command line: the workspace deployed with the stack — its host file's grants,
 ## its upload under the spec prefix; none: neither) STAGE MODEL MODELS SPEC_PREFIX SESSION_PREFIX EVENT_ROUTES
 ## DELIVERY_SOURCES JWT_ISSUER JWT_AUDIENCE JWT_SCOPE_PREFIX IAM_ADMINS IAM_DECIDERS FOUR_EYES
-## EVENT_PUTTERS LOG_RETENTION_DAYS (infra/README.md); DEPLOY_FLAGS go to `cdk deploy`.
+## EVENT_PUTTERS LOG_RETENTION_DAYS ALARM_TOPIC RESERVED_CONCURRENCY API_THROTTLE_RATE API_THROTTLE_BURST
+## (infra/README.md, docs/operations.md); DEPLOY_FLAGS go to `cdk deploy`.
 CDK   := infra/node_modules/.bin/cdk
 JSII  := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
 STAGE ?= dev
@@ -93,7 +94,9 @@ CDK_CONTEXT = -c stage=$(call q,$(STAGE)) $(if $(DEPLOY_WORKSPACE),-c workspace=
 	$(if $(JWT_SCOPE_PREFIX),-c jwtScopePrefix=$(call q,$(JWT_SCOPE_PREFIX))) $(if $(IAM_ADMINS),-c iamAdmins=$(call q,$(IAM_ADMINS))) \
 	$(if $(IAM_DECIDERS),-c iamDeciders=$(call q,$(IAM_DECIDERS))) $(if $(FOUR_EYES),-c fourEyes=$(call q,$(FOUR_EYES))) \
 	$(if $(EVENT_PUTTERS),-c eventPutters=$(call q,$(EVENT_PUTTERS))) \
-	$(if $(LOG_RETENTION_DAYS),-c logRetentionDays=$(call q,$(LOG_RETENTION_DAYS)))
+	$(if $(LOG_RETENTION_DAYS),-c logRetentionDays=$(call q,$(LOG_RETENTION_DAYS))) \
+	$(if $(ALARM_TOPIC),-c alarmTopic=$(call q,$(ALARM_TOPIC))) $(if $(RESERVED_CONCURRENCY),-c reservedConcurrency=$(call q,$(RESERVED_CONCURRENCY))) \
+	$(if $(API_THROTTLE_RATE),-c apiThrottleRate=$(call q,$(API_THROTTLE_RATE))) $(if $(API_THROTTLE_BURST),-c apiThrottleBurst=$(call q,$(API_THROTTLE_BURST)))
 
 $(CDK): infra/package-lock.json
 	npm ci --prefix infra --no-audit --no-fund --loglevel=error

@@ -114,6 +114,8 @@ type Config struct {
 	BuildDir string
 	// Workspace is the workspace deployed with the stack (ReadWorkspace); nil: none.
 	Workspace *Workspace
+	// Ops are the alarm topic, the reserved concurrency and the API throttling (operations.go).
+	Ops Operations
 }
 
 // AllModels is Model followed by the other Models, without repeats.
@@ -202,6 +204,9 @@ func ConfigFromContext(scope constructs.Construct) (Config, error) {
 		return Config{}, fmt.Errorf("context %s: not a number of days", CtxLogRetentionDays)
 	}
 	c.LogRetentionDays = days
+	if c.Ops, err = operationsFromContext(get); err != nil {
+		return Config{}, err
+	}
 	if routes := get(CtxEventRoutes, ""); routes != "" {
 		dec := json.NewDecoder(strings.NewReader(routes))
 		dec.DisallowUnknownFields()
@@ -251,6 +256,9 @@ func (c Config) Check() error {
 		if !accountRe.MatchString(p) && !iamPrincipalRe.MatchString(p) {
 			return fmt.Errorf("event putter %q: want a 12-digit account id or an IAM principal ARN", p)
 		}
+	}
+	if err := c.Ops.check(); err != nil {
+		return err
 	}
 	if _, ok := retention[c.LogRetentionDays]; !ok {
 		return fmt.Errorf("log retention %d days: CloudWatch Logs takes 1, 3, 5, 7, 14, 30, 60, 90, 180, 365, 731 or 3653", c.LogRetentionDays)

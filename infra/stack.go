@@ -13,13 +13,13 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3deployment"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -113,6 +113,12 @@ type Stack struct {
 	Deployment awss3deployment.BucketDeployment
 	// StreamURL is the streaming function's URL (RESPONSE_STREAM; stream.go).
 	StreamURL awslambda.FunctionUrl
+	// Queues are the dead letter queues by AsyncFunctions name, QueueEvents and
+	// QueueSchedules; AccessLogs the API's access log group; Alarms the alarms made
+	// (operations.go).
+	Queues     map[string]awssqs.Queue
+	AccessLogs awslogs.LogGroup
+	Alarms     []Alarm
 }
 
 // NewStack builds the stage's stack in scope (named cfg.StackName()). It is
@@ -124,15 +130,19 @@ func NewStack(scope constructs.Construct, cfg Config) *Stack {
 	s := &Stack{Stack: st, Config: cfg, Functions: map[string]awslambda.Function{}, Roles: map[string]awsiam.Role{}, LogGroups: map[string]awslogs.LogGroup{}}
 	s.storage()
 	s.scheduling()
+	s.deadLetters() // operations.go
 	for _, fn := range FunctionNames {
 		s.function(fn)
 	}
+	s.onFailure()
 	s.schedulerTarget()
 	s.workspace()
 	s.httpAPI()
+	s.apiStage()
 	s.streamURL() // stream.go
 	s.eventRules()
 	s.notificationsBus()
+	s.alarms()
 	s.outputs()
 	return s
 }
@@ -238,6 +248,7 @@ func (s *Stack) function(fn string) {
 		env[EnvSchedulerGroup] = jsii.String(cfg.StackName())
 		env[EnvWakeTargetARN] = FunctionArn(s.Stack, cfg, FnWake)
 		env[EnvSchedulerRoleARN] = s.SchedulerRole.RoleArn()
+		env[EnvSchedulerDLQARN] = s.Queues[QueueSchedules].QueueArn()
 	}
 	if fn == FnTurn && len(cfg.EventRoutes) > 0 {
 		env[EnvEventRoutes] = jsii.String(mustJSON(cfg.EventRoutes))
@@ -277,6 +288,10 @@ func (s *Stack) function(fn string) {
 		// keep headroom. Writers may run a turn for the whole invocation and continue it.
 		MemorySize: jsii.Number(1024),
 		Timeout:    awscdk.Duration_Minutes(jsii.Number(15)),
+		Tracing:    awslambda.Tracing_ACTIVE,
+	}
+	if n, ok := cfg.Ops.ReservedConcurrency[fn]; ok {
+		props.ReservedConcurrentExecutions = jsii.Number(float64(n))
 	}
 	if fn == FnSessions {
 		props.MemorySize, props.Timeout = jsii.Number(512), awscdk.Duration_Seconds(jsii.Number(30))
@@ -471,7 +486,7 @@ func (s *Stack) eventRules() {
 			Description:  jsii.String(fmt.Sprintf("starts: %q / %q → functions/turn (ARCHMAX_EVENT_ROUTES)", r.Source, r.DetailType)),
 			EventBus:     s.Bus,
 			EventPattern: p,
-			Targets:      &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.Functions[FnTurn], nil)},
+			Targets:      &[]awsevents.IRuleTarget{s.startTarget()},
 		})
 		n++
 	}
@@ -482,12 +497,12 @@ func (s *Stack) eventRules() {
 			Source: jsii.Strings(s.Config.DeliverySources...),
 			Detail: &map[string]any{"sessionId": []any{map[string]any{"exists": true}}},
 		},
-		Targets: &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.Functions[FnDeliver], nil)},
+		Targets: &[]awsevents.IRuleTarget{s.deliveryTarget()},
 	})
 	awsevents.NewRule(s.Stack, jsii.String("Sweep"), &awsevents.RuleProps{
 		Description: jsii.String("the wake sweep: overdue timed parks and stranded turns → functions/wake"),
 		Schedule:    awsevents.Schedule_Rate(SweepEvery),
-		Targets:     &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(s.Functions[FnWake], nil)},
+		Targets:     &[]awsevents.IRuleTarget{s.sweepTarget()},
 	})
 }
 

@@ -91,6 +91,8 @@ func TestMain(m *testing.M) {
 			FourEyes:         true,
 			EventPutters:     []string{"210987654321", "arn:aws:iam::210987654321:role/partner-events"},
 			Workspace:        ws,
+			Ops: Operations{AlarmTopicARN: testAlarmTopic, ReservedConcurrency: map[string]int{FnTurn: 20, FnWake: 5},
+				APIThrottleRate: 25, APIThrottleBurst: 50},
 		}
 		must(testCfg.Check())
 		testStack = NewStack(awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(outdir)}), testCfg)
@@ -102,7 +104,8 @@ func TestMain(m *testing.M) {
 		jwtCfg := testCfg
 		jwtCfg.JWTIssuer, jwtCfg.JWTAudience = "https://issuer.example.com/", []string{"archmax-api"}
 		jwtCfg.JWTScopePrefix, jwtCfg.IAMAdmins, jwtCfg.IAMDeciders, jwtCfg.EventPutters = DefaultJWTScopePrefix, nil, nil, nil
-		jwtCfg.Workspace = nil // and no workspace: no host grants, no upload
+		jwtCfg.Workspace = nil    // and no workspace: no host grants, no upload
+		jwtCfg.Ops = Operations{} // and the default operations: no alarm topic, unreserved, default throttling
 		must(jwtCfg.Check())
 		jwtTmpl = assertions.Template_FromStack(NewStack(awscdk.NewApp(nil), jwtCfg).Stack, nil)
 		b, err = json.Marshal(jwtTmpl.ToJSON())
@@ -294,7 +297,7 @@ func TestEnvironment(t *testing.T) {
 	ids := functionIDs(t)
 	schedulerRole := schedulerRoleID(t)
 	base := []string{EnvBucket, EnvModel, EnvSessionPrefix, EnvSpecPrefix, EnvTable}
-	writers := append(slices.Clone(base), EnvSchedulerGroup, EnvSchedulerRoleARN, EnvWakeTargetARN, EnvHostFileSHA256)
+	writers := append(slices.Clone(base), EnvSchedulerGroup, EnvSchedulerRoleARN, EnvSchedulerDLQARN, EnvWakeTargetARN, EnvHostFileSHA256)
 	roles := []string{EnvIAMAdmins, EnvIAMDeciders} // the HTTP functions, under IAM authorization
 	want := map[string][]string{
 		FnTurn:     append(slices.Concat(writers, roles), EnvEventRoutes),
@@ -345,6 +348,9 @@ func TestEnvironment(t *testing.T) {
 			if got, want := render(vars[EnvSchedulerRoleARN]), "${"+schedulerRole+".Arn}"; got != want {
 				t.Errorf("%s: %s = %s, want %s", fn, EnvSchedulerRoleARN, got, want)
 			}
+			if got, want := render(vars[EnvSchedulerDLQARN]), "${"+queueID(t, "schedules-dlq")+".Arn}"; got != want {
+				t.Errorf("%s: %s = %s, want %s", fn, EnvSchedulerDLQARN, got, want)
+			}
 			if vars[EnvSchedulerGroup] != "archmax-test" {
 				t.Errorf("%s: %s = %v", fn, EnvSchedulerGroup, vars[EnvSchedulerGroup])
 			}
@@ -360,7 +366,7 @@ func TestEnvironment(t *testing.T) {
 		"EnvSessionPrefix": EnvSessionPrefix, "EnvModel": EnvModel, "EnvSchedulerGroup": EnvSchedulerGroup,
 		"EnvWakeTargetARN": EnvWakeTargetARN, "EnvSchedulerRoleARN": EnvSchedulerRoleARN, "EnvEventRoutes": EnvEventRoutes,
 		"EnvJWTScopePrefix": EnvJWTScopePrefix, "EnvIAMAdmins": EnvIAMAdmins, "EnvIAMDeciders": EnvIAMDeciders, "EnvFourEyes": EnvFourEyes,
-		"EnvHostFileSHA256": EnvHostFileSHA256} {
+		"EnvHostFileSHA256": EnvHostFileSHA256, "EnvSchedulerDLQARN": EnvSchedulerDLQARN} {
 		if known[name] != value {
 			t.Errorf("%s = %q here, %q in functions/handlers", name, value, known[name])
 		}
@@ -603,7 +609,8 @@ func TestScheduler(t *testing.T) {
 		t.Errorf("scheduler role has managed or inline policies: %v %v", p["ManagedPolicyArns"], p["Policies"])
 	}
 	got := grantsOf(role)
-	want := []string{"Allow lambda:InvokeFunction ${" + functionIDs(t)[FnWake] + ".Arn}"}
+	want := []string{"Allow lambda:InvokeFunction ${" + functionIDs(t)[FnWake] + ".Arn}",
+		"Allow sqs:SendMessage ${" + queueID(t, "schedules-dlq") + ".Arn}"} // its dead letters
 	if !slices.Equal(got, want) {
 		t.Errorf("scheduler role may\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
@@ -864,7 +871,12 @@ func TestLeastPrivilege(t *testing.T) {
 		}
 		w := append(slices.Clone(want[fn]),
 			"Allow logs:CreateLogStream ${"+logGroups[fn]+".Arn}",
-			"Allow logs:PutLogEvents ${"+logGroups[fn]+".Arn}")
+			"Allow logs:PutLogEvents ${"+logGroups[fn]+".Arn}",
+			// active tracing: X-Ray's actions take no resource
+			"Allow xray:PutTelemetryRecords *", "Allow xray:PutTraceSegments *")
+		if slices.Contains(AsyncFunctions, fn) { // its on-failure destination
+			w = append(w, "Allow sqs:SendMessage ${"+queueID(t, fn+"-failed")+".Arn}")
+		}
 		sort.Strings(w)
 		got := grantsOf(role)
 		if !slices.Equal(got, w) {
@@ -872,7 +884,7 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Errorf("%s: role grants beyond what the function uses:\n  %s\nmissing:\n  %s", fn, strings.Join(extra, "\n  "), strings.Join(missing, "\n  "))
 		}
 		for _, g := range got {
-			if f := strings.Fields(g); strings.Contains(f[1], "*") || f[2] == "*" {
+			if f := strings.Fields(g); strings.Contains(f[1], "*") || (f[2] == "*" && !strings.HasPrefix(f[1], "xray:")) {
 				t.Errorf("%s: wildcard grant %s", fn, g)
 			}
 		}

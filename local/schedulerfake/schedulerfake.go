@@ -149,7 +149,7 @@ type wireDeadLetter struct {
 
 var (
 	validName = regexp.MustCompile(`^[0-9A-Za-z_.-]{1,64}$`)
-	sqsArn    = regexp.MustCompile(`^arn:aws[a-z-]*:sqs:[a-z0-9-]+:\d{12}:[0-9A-Za-z_-]{1,80}(\.fifo)?$`)
+	sqsArn    = regexp.MustCompile(`^arn:aws(-[a-z]+)?:sqs:[a-z0-9-]+:\d{12}:[a-zA-Z0-9_-]+$`) // a standard queue: Scheduler takes no FIFO queue
 	atExpr    = regexp.MustCompile(`^at\((\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})\)$`)
 )
 
