@@ -38,6 +38,13 @@ import (
 // cannot continue one expression (automatic semicolon insertion), and a closing bracket (its
 // frame's counts go). The scan overcounts rather than under: a false refusal needs code nested
 // thousands deep, which no script a person or a model writes has.
+//
+// The scan reads strings, templates, comments and line terminators exactly as goja's lexer does
+// (Q17-23), so it can differ from goja only at a "/" one reads as a division and the other as a
+// regular expression. Where it cannot be sure (Q17-24) it is uncertain up to a clean line break,
+// and counts that stretch's text whole: every opening bracket byte into a bracket count no closer
+// of it lowers (maxBracketBound), every operator character and word into maxUncertainTokens — so
+// no misread region hides from the bound more than its own text, counted byte by byte.
 const (
 	// maxSourceBytes bounds a source: 2 MiB compiles in well under a second as ordinary code.
 	maxSourceBytes = 2 << 20
