@@ -588,7 +588,7 @@ func (sc *scanner) wordToken(w string, off int) *sourceLimitError {
 	sc.kw = ""
 	last := sc.last
 	sc.keyWord = f.object && (last == "{" || last == "," || last == ";" || last == "}" || last == "*" ||
-		last == "get" || last == "set" || last == "static" || last == "async")
+		last == "#" || last == "get" || last == "set" || last == "static" || last == "async")
 	if sc.fnPending && last != "function" && last != "*" {
 		sc.fnPending = false
 	}
@@ -785,7 +785,7 @@ func (sc *scanner) punct(i int) (int, *sourceLimitError) {
 		}
 		t := sc.top()
 		t.objHead, t.pattern = objHead, pattern
-		t.params = c == '(' && (fnPending || word == "catch" || (f.object && (keyWord || last == "]")))
+		t.params = c == '(' && (fnPending || word == "catch" || (f.object && (keyWord || last == "]" || last == "\"")))
 		return i + 1, nil
 	case '{':
 		var object, stmt bool

@@ -69,6 +69,8 @@ var deepSources = []struct{ name, js, want string }{
 	{"a regex after a dot", `'x = a./(((((/\n'.repeat(7e4)`, sourceTooComplex()},
 	{"a regex as an object's key", `'x = {/(((((/: 1}\n'.repeat(7e4)`, sourceTooComplex()},
 	{"a regex as a parameter", `'function f(/(((((/) {}\n'.repeat(7e4)`, sourceTooComplex()},
+	{"a regex as a private method's parameter", `'class K { #m(/(((((/) {} }\n'.repeat(7e4)`, sourceTooComplex()},
+	{"a regex as a string-named method's parameter", `'x = { "m"(/(((((/) {} }\n'.repeat(7e4)`, sourceTooComplex()},
 	{"a regex in a pattern", `'let [/(((((/] = a\n'.repeat(7e4)`, sourceTooComplex()},
 	{"a regex after a regex", `'x = /a/ /(((((/\n'.repeat(7e4)`, sourceTooComplex()},
 	{"a regex after if and a token", `'if 1 /(((((/\n'.repeat(7e4)`, sourceTooDeep()},
