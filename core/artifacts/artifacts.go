@@ -60,8 +60,8 @@ func ContentType(name string) string {
 }
 
 // Usage is the session's token and cost total as metadata.json carries it (spec 02 §11.2).
-// CostUSD is present only when a price applied; this build prices no model, so it is
-// always absent (AR20-4).
+// CostUSD is present only when a price applied (the host file's pricing section or the
+// ARCHMAX_PRICE_* variables priced some call); absent, never 0, when none did.
 type Usage struct {
 	InputTokens         int64    `json:"inputTokens"`
 	OutputTokens        int64    `json:"outputTokens"`

@@ -6,7 +6,7 @@ package hostconfig
 
 // hints are the fix hints of the codes.
 var hints = map[string]string{
-	CodeYAML:          "make the file one YAML mapping (version, tools, policyRules, mounts, events)",
+	CodeYAML:          "make the file one YAML mapping (version, tools, policyRules, mounts, events, pricing)",
 	CodeUnknownKey:    "remove the key, or check its spelling against docs/schema/host.schema.json",
 	CodeType:          "give the value the shape docs/schema/host.schema.json describes",
 	CodeRequired:      "add the key",
@@ -26,6 +26,7 @@ var hints = map[string]string{
 	CodeMountDir:      hintMountDirMissing,
 	CodeEvents:        "name the bus by its name or ARN, and list detail types from 'Session Parked', 'Session Awaiting Input', 'Session Completed', 'Session Failed', 'Session Raised', 'Session Rejected' and 'Session Event'",
 	CodeLocal:         "give a stand-in 'answers: [{ whenInput?, result | error }]' (an exposed MCP tool's also 'description' and 'input'), on the lambda or http tool or on each exposed tool",
+	CodePricing:       "give the entry a rate in USD per 1M tokens: { input, output, cacheRead?, cacheWrite? }",
 }
 
 // Hints of the http block's headers and of auth blocks.

@@ -41,6 +41,7 @@ const (
 	CodeMount         = "host.mount"          // a mount refused
 	CodeLocal         = "host.local"          // a local stand-in refused
 	CodeEvents        = "host.events"         // an events section refused (a bus, a detail type)
+	CodePricing       = "host.pricing"        // a price entry that prices nothing
 )
 
 // FileError is a host file that does not load: every error found, each located.
@@ -166,7 +167,7 @@ func (p *parser) document(src []byte) *Config {
 		case yamltree.ManyDocuments:
 			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file holds exactly one YAML document, but this one holds more (a '---' starts another)")
 		case yamltree.NotMapping:
-			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file is a YAML mapping (version, tools, policyRules, mounts, events)")
+			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file is a YAML mapping (version, tools, policyRules, mounts, events, pricing)")
 		}
 		return nil
 	}
@@ -191,6 +192,8 @@ func (p *parser) document(src []byte) *Config {
 			}
 		case "events":
 			cfg.Events = p.events(e.Val, f)
+		case "pricing":
+			cfg.Pricing = p.pricingTable(e.Val, f)
 		}
 	})
 	p.toolNames(cfg)
@@ -201,7 +204,7 @@ func (p *parser) document(src []byte) *Config {
 
 // Keys of each mapping of the format (the JSON Schema declares the same; schema_test.go).
 var (
-	rootKeys   = []string{"version", "tools", "policyRules", "mounts", "events"}
+	rootKeys   = []string{"version", "tools", "policyRules", "mounts", "events", "pricing"}
 	toolKeys   = []string{"name", "description", "input", "paths", "timeout", "maxResultChars", KindLambda, KindHTTP, KindMCP, "local"}
 	lambdaKeys = []string{"function", "qualifier"}
 	httpKeys   = []string{"method", "url", "headers", "body", "auth", "maxResponseBytes"}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/internal/schematest"
 	"github.com/archmax-ai/archmax/core/outbound"
+	"github.com/archmax-ai/archmax/core/pricing"
 	"github.com/archmax-ai/archmax/core/spec"
 )
 
@@ -47,7 +48,10 @@ func slots() []slot {
 	mcpURL := "url: 'https://mcp.example/mcp', "
 	return []slot{
 		{ptr: "/properties", doc: func(in string) string { return "{ " + in + " }\n" }, samples: map[string]string{
-			"version": "version: 1", "tools": "tools: []", "policyRules": "policyRules: []", "mounts": "mounts: []", "events": "events: {}"}},
+			"version": "version: 1", "tools": "tools: []", "policyRules": "policyRules: []", "mounts": "mounts: []", "events": "events: {}",
+			"pricing": "pricing: { default: { input: 3 } }"}},
+		{ptr: "/$defs/price/properties", doc: func(in string) string { return "pricing: { claude: { " + in + " } }\n" }, samples: map[string]string{
+			"input": "input: 3", "output": "output: 15", "cacheRead": "input: 3, cacheRead: 0.3", "cacheWrite": "output: 15, cacheWrite: 3.75"}},
 		{ptr: "/$defs/events/properties", doc: func(in string) string { return "events: { " + in + " }\n" }, samples: map[string]string{
 			"eventBridge": "eventBridge: { bus: archmax-events }", "log": "log: { info: false }"}},
 		{ptr: "/$defs/events/properties/eventBridge/properties", doc: func(in string) string { return "events: { eventBridge: { " + in + " } }\n" }, samples: map[string]string{
@@ -184,7 +188,8 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		ptr    string
 		fields map[string]string // Go field → schema key ("" = derived or positional)
 	}{
-		{Config{}, "/properties", map[string]string{"Version": "version", "Tools": "tools", "PolicyRules": "policyRules", "Mounts": "mounts", "Events": "events"}},
+		{Config{}, "/properties", map[string]string{"Version": "version", "Tools": "tools", "PolicyRules": "policyRules", "Mounts": "mounts", "Events": "events", "Pricing": "pricing"}},
+		{pricing.Price{}, "/$defs/price/properties", map[string]string{"Input": "input", "Output": "output", "CacheRead": "cacheRead", "CacheWrite": "cacheWrite"}},
 		{Events{}, "/$defs/events/properties", map[string]string{"EventBridge": "eventBridge", "Log": "log"}},
 		{EventBridgeSink{}, "/$defs/events/properties/eventBridge/properties", map[string]string{"Bus": "bus", "Types": "types", "MaxDetailBytes": "maxDetailBytes", "Line": "", "Column": ""}},
 		{EventLog{}, "/$defs/events/properties/log/properties", map[string]string{"Info": "info", "Warn": "warn", "Error": "error"}},
@@ -231,7 +236,7 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		"/$defs/policyRule/properties": ruleKeys, "/$defs/mount/properties": mountKeys,
 		"/$defs/local/properties": localKeys, "/$defs/localAnswer/properties": answerKeys,
 		"/$defs/events/properties": eventsKeys, "/$defs/events/properties/eventBridge/properties": eventBridgeKeys,
-		"/$defs/events/properties/log/properties": eventLogKeys} {
+		"/$defs/events/properties/log/properties": eventLogKeys, "/$defs/price/properties": priceKeys} {
 		got := schematest.Keys(t, plain, ptr)
 		want := slices.Sorted(slices.Values(keys))
 		if !slices.Equal(slices.Sorted(slices.Values(got)), want) {

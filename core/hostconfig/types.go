@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/pricing"
 	"github.com/archmax-ai/archmax/core/spec"
 )
 
@@ -38,6 +39,11 @@ type Config struct {
 	// Events is the events section (outbound notifications, lifecycle logging); nil when the
 	// file has none (EventsOf gives the defaults).
 	Events *Events
+	// Pricing is the pricing section: model-usage costs in USD per 1M tokens, keyed by model
+	// id (exact, else the longest key inside the id, else `default`). nil when the file has
+	// none: the ARCHMAX_PRICE_* variables are the fallback; a model no entry prices reports
+	// tokens only.
+	Pricing pricing.Table
 }
 
 // Tool kinds.

@@ -14,6 +14,7 @@ import (
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/pricing"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/transcript"
 	"github.com/archmax-ai/archmax/core/workspace"
@@ -268,6 +269,12 @@ func (r *run) recordUsage(state, role, modelID string, resp *model.Response) {
 		"cacheReadTokens": u.CacheReadTokens, "cacheCreationTokens": u.CacheWriteTokens}
 	if id != "" {
 		data["model"] = id
+	}
+	// priced against the reported id, else the configured one (02 §11.3); never guessed
+	if cost, ok := r.e.cfg.Pricing.Cost(id, pricing.Usage{Input: u.InputTokens, Output: u.OutputTokens,
+		CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens}); ok {
+		data["costUsd"] = cost
+		r.rec.Usage.CostUSD = pricing.Add(r.rec.Usage.CostUSD, &cost)
 	}
 	r.emit(events.ModelUsage, data)
 }

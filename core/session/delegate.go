@@ -31,6 +31,7 @@ import (
 	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/pricing"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/transcript"
@@ -701,7 +702,7 @@ func (r *run) rollUsage(m *dispatchMark, total *Usage) {
 		delta.CacheReadTokens -= m.Rolled.CacheReadTokens
 		delta.CacheCreationTokens -= m.Rolled.CacheCreationTokens
 		if delta.CostUSD != nil && m.Rolled.CostUSD != nil {
-			c := *delta.CostUSD - *m.Rolled.CostUSD
+			c := pricing.Round(*delta.CostUSD - *m.Rolled.CostUSD)
 			delta.CostUSD = &c
 		}
 	}
@@ -713,13 +714,7 @@ func (r *run) rollUsage(m *dispatchMark, total *Usage) {
 	u.OutputTokens += delta.OutputTokens
 	u.CacheReadTokens += delta.CacheReadTokens
 	u.CacheCreationTokens += delta.CacheCreationTokens
-	if delta.CostUSD != nil {
-		c := *delta.CostUSD
-		if u.CostUSD != nil {
-			c += *u.CostUSD
-		}
-		u.CostUSD = &c
-	}
+	u.CostUSD = pricing.Add(u.CostUSD, delta.CostUSD)
 	rolled := *total
 	m.Rolled = &rolled
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/archmax-ai/archmax/core/machine"
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/outbound"
+	"github.com/archmax-ai/archmax/core/pricing"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/transcript"
@@ -64,6 +65,10 @@ type Config struct {
 	LeaseTTL    time.Duration // default 2 min
 	MaxTokens   int           // default 4096
 	Owner       string        // lease owner prefix (e.g. host name + pid); a unique suffix is added per call
+	// Pricing prices each model call (the host file's pricing section, else the
+	// ARCHMAX_PRICE_* variables): model-usage events and the session's usage carry costUsd
+	// when an entry prices the call's model; nil prices nothing (tokens only).
+	Pricing pricing.Table
 	// SystemPrompt is the host's systemPrompt layer, appended after AGENTS.md (spec 02 §14.1).
 	SystemPrompt string
 	// Tools are the host's own tools (checked at New: *ReservedToolNameError, *ToolPathsError).

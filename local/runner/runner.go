@@ -20,6 +20,7 @@ import (
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/model/bedrock"
 	"github.com/archmax-ai/archmax/core/model/scripted"
+	"github.com/archmax-ai/archmax/core/pricing"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/fs"
@@ -223,12 +224,26 @@ func (env *Env) Config() (session.Config, error) {
 		Blobs:    env.blobs,
 		Model:    env.model,
 		ModelID:  env.opts.ModelID,
+		Pricing:  env.pricing(),
 		Events:   env.opts.Events,
 		Clock:    env.opts.Clock,
 		// local leases are short, so a killed run does not lock a session for long
 		LeaseTTL:  30 * time.Second,
 		Scheduler: env.opts.Scheduler,
 	}, nil
+}
+
+// pricing is the ARCHMAX_PRICE_* table (the host file's pricing section replaces it); a
+// value it ignores is a warning event.
+func (env *Env) pricing() pricing.Table {
+	t, warnings := pricing.FromEnv(os.Getenv)
+	if env.opts.Events != nil {
+		for _, w := range warnings {
+			env.opts.Events(events.Event{Type: events.Warning, Level: "warn", TS: time.Now().UnixMilli(),
+				Data: map[string]any{"scope": "pricing", "message": w}})
+		}
+	}
+	return t
 }
 
 // openFS opens the fs session log and files under StoreDir.

@@ -15,6 +15,7 @@ import (
 	"github.com/archmax-ai/archmax/core/clock"
 	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/model/bedrock"
+	"github.com/archmax-ai/archmax/core/pricing"
 	"github.com/archmax-ai/archmax/functions/handlers/access"
 )
 
@@ -78,6 +79,10 @@ type Config struct {
 	SpecPrefix    string
 	SessionPrefix string
 	ModelID       string
+	// Pricing is the ARCHMAX_PRICE_* table (its default entry; nil when unset): the host
+	// file's pricing section replaces it. PricingWarnings name the values ignored.
+	Pricing         pricing.Table
+	PricingWarnings []string
 	// Region is the AWS region ("" = the SDK's default chain; Lambda sets AWS_REGION).
 	Region string
 	// Endpoint overrides for local and test use. With any of them set the assembly is
@@ -163,6 +168,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if c.Region == "" {
 		c.Region = get("AWS_DEFAULT_REGION")
 	}
+	c.Pricing, c.PricingWarnings = pricing.FromEnv(getenv)
 	cerr := &ConfigError{}
 	required := []string{EnvTable, EnvBucket, EnvModel}
 	if c.Local() {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/archmax-ai/archmax/core/pricing"
 )
 
 func env(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
@@ -146,5 +148,27 @@ func TestConfigFromEnvAccess(t *testing.T) {
 		!reflect.DeepEqual(a.IAMAdmins, []string{"arn:aws:iam::123456789012:role/ops"}) ||
 		!reflect.DeepEqual(a.IAMDeciders, []string{"arn:aws:iam::123456789012:role/approvers", "arn:aws:iam::123456789012:user/bob"}) {
 		t.Errorf("access = %+v", a)
+	}
+}
+
+// ARCHMAX_PRICE_* make the default entry of the pricing table; a value that is not a price is
+// ignored with a warning, never a refusal of the configuration.
+func TestConfigFromEnvPricing(t *testing.T) {
+	env := map[string]string{EnvTable: "archmax", EnvBucket: "archmax-data", EnvModel: "m",
+		pricing.EnvInput: "3", pricing.EnvOutput: "15", pricing.EnvCacheRead: "cheap"}
+	c, err := ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cost, ok := c.Pricing.Cost("any", pricing.Usage{Input: 1000, Output: 100, CacheRead: 1000}); !ok || cost != 0.0045 {
+		t.Errorf("cost %v %v, want 0.0045 (the cache read at the input rate)", cost, ok)
+	}
+	if len(c.PricingWarnings) != 1 || !strings.Contains(c.PricingWarnings[0], pricing.EnvCacheRead) {
+		t.Errorf("warnings %v", c.PricingWarnings)
+	}
+	delete(env, pricing.EnvInput)
+	delete(env, pricing.EnvOutput)
+	if c, _ := ConfigFromEnv(func(k string) string { return env[k] }); c.Pricing != nil {
+		t.Errorf("no price set: a table %v", c.Pricing)
 	}
 }

@@ -84,6 +84,11 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		})
 		sched = eventbridge.New(sc, eventbridge.Config{Group: cfg.SchedulerGroup, TargetARN: cfg.WakeTargetARN, RoleARN: cfg.SchedulerRoleARN, DeadLetterARN: cfg.SchedulerDLQARN, Now: now})
 	}
+	for _, w := range cfg.PricingWarnings {
+		if log != nil {
+			log.Warn(w)
+		}
+	}
 	engines := NewEngines(session.Config{
 		Authored:  s3store.NewFiles(s3c, cfg.Bucket, cfg.SpecPrefix, s3store.WithETagCache(), s3store.ReadOnly()),
 		Log:       ddbstore.New(ddb, cfg.Table, blobs),
@@ -91,6 +96,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		Blobs:     blobs,
 		Model:     mdl,
 		ModelID:   cfg.ModelID,
+		Pricing:   cfg.Pricing,
 		Scheduler: sched,
 		Clock:     now,
 	}, hostEnv(cfg, awsCfg, s3c, log))

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/pricing"
 	"github.com/archmax-ai/archmax/core/session"
 )
 
@@ -214,7 +215,7 @@ func (r *renderer) outcome(o *session.Outcome, verb string) int {
 	}
 	r.park(o, verb)
 	if o.Usage != nil {
-		r.say("usage: in %d · out %d · cache r %d/w %d\n", o.Usage.InputTokens, o.Usage.OutputTokens, o.Usage.CacheReadTokens, o.Usage.CacheCreationTokens)
+		r.say("usage: %s\n", usageText(o.Usage))
 	}
 	switch reply := strings.TrimRight(o.Reply, "\n"); {
 	case o.Kind == session.KindParked && (verb == verbDecided || verb == verbDeliver):
@@ -347,3 +348,14 @@ func unsafeRune(r rune) bool {
 
 // printable reports whether file bytes can be shown as text: UTF-8 without NUL.
 func printable(data []byte) bool { return utf8.Valid(data) && !bytes.ContainsRune(data, 0) }
+
+// usageText is a session's usage as the footer and `sessions` show it: the tokens, then the
+// cost when a price applied ("in 120 · out 40 · cache r 80/w 20 · $0.000412"; 6 decimals
+// below $0.01, else 4); an unpriced session shows tokens only.
+func usageText(u *session.Usage) string {
+	s := fmt.Sprintf("in %d · out %d · cache r %d/w %d", u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheCreationTokens)
+	if u.CostUSD != nil {
+		s += " · " + pricing.Format(*u.CostUSD)
+	}
+	return s
+}

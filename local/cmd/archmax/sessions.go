@@ -250,7 +250,7 @@ func showSession(ctx context.Context, sessions *session.Sessions, s *session.Ses
 		row("files", pr.folder(s.SessionID)) // where its files lie (decider.go)
 	}
 	if u := s.Usage; u != nil {
-		row("usage", fmt.Sprintf("in %d · out %d · cache r %d/w %d", u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheCreationTokens))
+		row("usage", usageText(u))
 	}
 	if s.Exit != nil && !s.Exit.Success {
 		row("exit", clean(s.Exit.Code+": "+s.Exit.Reason))

@@ -17,6 +17,7 @@ import (
 	"github.com/archmax-ai/archmax/core/cases/runner"
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/pricing"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store/fs"
 	"github.com/archmax-ai/archmax/core/validate"
@@ -102,6 +103,8 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 	}
 	flow := newRenderer(stderr, stderr, false, false)
 	var tokens atomic.Int64
+	var costMu sync.Mutex
+	var caseCost, suiteCost *float64 // priced calls only: absent when none was priced
 	var warnMu sync.Mutex
 	var warnings []string // the current case's engine warnings, shown under its verdict
 	onEvent := func(e events.Event) {
@@ -114,6 +117,11 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 			in, _ := e.Data["inputTokens"].(int64)
 			out, _ := e.Data["outputTokens"].(int64)
 			tokens.Add(in + out)
+			if c, ok := e.Data["costUsd"].(float64); ok {
+				costMu.Lock()
+				caseCost, suiteCost = pricing.Add(caseCost, &c), pricing.Add(suiteCost, &c)
+				costMu.Unlock()
+			}
 		}
 		if f.verbose {
 			flow.event(e)
@@ -172,6 +180,9 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 		HostTools: hostFile.Tools(),
 		OnCaseStart: func(file, _ string) {
 			tokens.Store(0)
+			costMu.Lock()
+			caseCost = nil
+			costMu.Unlock()
 			warnMu.Lock()
 			warnings = nil
 			warnMu.Unlock()
@@ -191,7 +202,10 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 			default:
 				failed++
 			}
-			fmt.Fprintln(stderr, verdictPaint(f.color, verdictLine(r, tokens.Load())))
+			costMu.Lock()
+			cost := caseCost
+			costMu.Unlock()
+			fmt.Fprintln(stderr, verdictPaint(f.color, verdictLine(r, tokens.Load(), cost)))
 			warnMu.Lock()
 			for _, w := range warnings {
 				fmt.Fprintf(stderr, "    ⚠ %s\n", oneLine(strings.Replace(w, modelCallPrefix, "", 1), 400))
@@ -207,6 +221,9 @@ func runSuite(ctx context.Context, f testFlags, workflow, filter string, stdout,
 			"FILTER keeps the cases whose path under the workspace contains it; 'archmax test "+workflow+"' runs them all"))
 	}
 	printNeedsModel(stderr, settleNeedsModel(res))
+	if suiteCost != nil && !f.jsonOut { // usage is narration: stderr, beside the verdict lines
+		fmt.Fprintf(stderr, "cost: %s (the suite's priced model calls)\n", pricing.Format(*suiteCost))
+	}
 	switch {
 	case f.jsonOut:
 		enc := json.NewEncoder(stdout)
@@ -247,11 +264,15 @@ func judgeConfig(ctx context.Context, authored interface {
 	return sp.Tests.Judge
 }
 
-// verdictLine is a case's line: status, id, duration and tokens, then one line per failure,
-// the skip reason, or the error.
-func verdictLine(r cases.CaseResult, tokens int64) string {
+// verdictLine is a case's line: status, id, duration, tokens and (when a price applied to
+// its model calls) cost, then one line per failure, the skip reason, or the error.
+func verdictLine(r cases.CaseResult, tokens int64, cost *float64) string {
 	mark := map[cases.CaseStatus]string{cases.CasePassed: "✔", cases.CaseFailed: "✗", cases.CaseSkipped: "○"}[r.Verdict.Status]
-	line := fmt.Sprintf("%s %s %s (%d ms, %d tokens)", mark, r.Verdict.Status, r.ID, r.DurationMs, tokens)
+	spent := fmt.Sprintf("%d tokens", tokens)
+	if cost != nil && tokens > 0 {
+		spent += ", " + pricing.Format(*cost)
+	}
+	line := fmt.Sprintf("%s %s %s (%d ms, %s)", mark, r.Verdict.Status, r.ID, r.DurationMs, spent)
 	var b strings.Builder
 	b.WriteString(line)
 	if r.SkipReason != "" {
