@@ -545,7 +545,7 @@ func (h *Handler) cursorAfter(ctx context.Context, req events.APIGatewayV2HTTPRe
 type summary struct {
 	SessionID   string             `json:"sessionId"`
 	Status      session.Status     `json:"status"`
-	State       string             `json:"state"`
+	State       string             `json:"workflowState"` // the session summary's name
 	Interrupted bool               `json:"interrupted"`
 	LastError   *session.TurnError `json:"lastError"`
 	LastTurn    json.RawMessage    `json:"lastTurn"`
