@@ -1,8 +1,10 @@
 package hostconfig
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/archmax-ai/archmax/core/outbound"
 	"github.com/archmax-ai/archmax/core/yamltree"
@@ -61,11 +63,34 @@ var (
 	eventLogKeys    = []string{"info", "warn", "error"}
 )
 
-// busName is an EventBridge bus name; busARN a bus's ARN.
+// busName is a custom EventBridge bus name (1–256 of [.-_A-Za-z0-9]: the name CreateEventBus
+// takes); busARN a bus's ARN, whose name is a custom bus's, `default` or a partner bus's
+// (aws.partner/<partner>/<name>, created by the partner's event source, never by the stack).
 var (
-	busName = regexp.MustCompile(`^[A-Za-z0-9._\-/]{1,256}$`)
-	busARN  = regexp.MustCompile(`^arn:aws[a-z-]*:events:[a-z0-9-]+:[0-9]{12}:event-bus/[A-Za-z0-9._\-/]{1,256}$`)
+	busName = regexp.MustCompile(`^[A-Za-z0-9._\-]{1,256}$`)
+	busARN  = regexp.MustCompile(`^arn:aws[a-z-]*:events:[a-z0-9-]+:[0-9]{12}:event-bus/(?:[A-Za-z0-9._\-]{1,256}|aws\.partner/[A-Za-z0-9._\-/]{1,244})$`)
 )
+
+// busHint is the fix of a bus the stack could neither create nor name.
+const busHint = "name a custom bus the stack creates (1–256 characters of letters, digits, '.', '-', '_'), `default` for the account's default bus, or give an existing bus's ARN (arn:aws:events:<region>:<account>:event-bus/<name>)"
+
+// checkBus reports why v is not a bus the stack can create or publish to ("" when it is).
+func checkBus(v string) string {
+	switch {
+	case strings.HasPrefix(v, "arn:"):
+		if !busARN.MatchString(v) {
+			return fmt.Sprintf("%q is not an event bus ARN (arn:aws:events:<region>:<account>:event-bus/<name>)", v)
+		}
+	case strings.HasPrefix(v, "aws.partner/"):
+		return fmt.Sprintf("%q is a partner event bus: its partner's event source creates it, the stack cannot — give its ARN", v)
+	case v == "default":
+	case strings.HasPrefix(v, "aws."):
+		return fmt.Sprintf("%q is not a custom event bus name: names starting with 'aws.' are AWS's", v)
+	case !busName.MatchString(v):
+		return fmt.Sprintf("%q is not an event bus name: a custom bus's name is 1–256 characters of letters, digits, '.', '-', '_'", v)
+	}
+	return ""
+}
 
 func (p *parser) events(n *node, field string) *Events {
 	ev := &Events{Log: EventLog{Info: true, Warn: true, Error: true}}
@@ -97,8 +122,8 @@ func (p *parser) eventBridge(n *node, field string) *EventBridgeSink {
 		case "bus":
 			if v, ok := p.str(e.Val, f); ok {
 				s.Bus = v
-				if !busName.MatchString(v) && !busARN.MatchString(v) {
-					p.at(CodeEvents, f, e.Val, "%q is not an event bus name or ARN (arn:aws:events:<region>:<account>:event-bus/<name>)", v)
+				if msg := checkBus(v); msg != "" {
+					p.hinted(CodeEvents, busHint, f, e.Val, "%s", msg)
 				}
 			}
 		case "types":

@@ -40,13 +40,18 @@ events:
 
 func TestEventsSectionRefusals(t *testing.T) {
 	for src, want := range map[string]string{
-		"events: { eventBridge: {} }":                                                  "is required",
-		"events: { eventBridge: { bus: 'no spaces' } }":                                "not an event bus name or ARN",
-		"events: { eventBridge: { bus: b, types: [Session Started] } }":                "not a detail type",
-		"events: { eventBridge: { bus: b, types: [Session Parked, Session Parked] } }": "listed twice",
-		"events: { eventBridge: { bus: b, maxDetailBytes: 10 } }":                      "'events.eventBridge.maxDetailBytes' must be an integer",
-		"events: { log: { debug: true } }":                                             "unknown key 'debug'",
-		"events: { log: { info: yes } }":                                               "must be true or false",
+		"events: { eventBridge: {} }":                                                             "is required",
+		"events: { eventBridge: { bus: 'no spaces' } }":                                           "not an event bus name",
+		"events: { eventBridge: { bus: a/b } }":                                                   "not an event bus name",
+		"events: { eventBridge: { bus: aws.partner/saas.com/123/x } }":                            "is a partner event bus",
+		"events: { eventBridge: { bus: aws.mine } }":                                              "are AWS's",
+		"events: { eventBridge: { bus: 'arn:aws:events:eu-west-1:1:event-bus/b' } }":              "not an event bus ARN",
+		"events: { eventBridge: { bus: 'arn:aws:events:eu-west-1:123456789012:event-bus/a/b' } }": "not an event bus ARN",
+		"events: { eventBridge: { bus: b, types: [Session Started] } }":                           "not a detail type",
+		"events: { eventBridge: { bus: b, types: [Session Parked, Session Parked] } }":            "listed twice",
+		"events: { eventBridge: { bus: b, maxDetailBytes: 10 } }":                                 "'events.eventBridge.maxDetailBytes' must be an integer",
+		"events: { log: { debug: true } }":                                                        "unknown key 'debug'",
+		"events: { log: { info: yes } }":                                                          "must be true or false",
 	} {
 		_, diags := Parse([]byte(src + "\n"))
 		found := false
@@ -56,5 +61,26 @@ func TestEventsSectionRefusals(t *testing.T) {
 		if !found {
 			t.Errorf("%s: want %q in %v", src, want, diags)
 		}
+	}
+}
+
+func TestEventBusNames(t *testing.T) {
+	for _, ok := range []string{"approvals", "default", "a.b-c_D9", strings.Repeat("b", 256),
+		"arn:aws:events:eu-west-1:123456789012:event-bus/default",
+		"arn:aws-us-gov:events:us-gov-west-1:123456789012:event-bus/approvals",
+		"arn:aws:events:eu-west-1:123456789012:event-bus/aws.partner/saas.com/123/x"} {
+		if msg := checkBus(ok); msg != "" {
+			t.Errorf("%s: %s", ok, msg)
+		}
+	}
+	for _, bad := range []string{"a/b", "", strings.Repeat("b", 257), "a b", "aws.partner/x/y", "aws.events",
+		"arn:aws:events:eu-west-1:123456789012:event-bus/", "arn:aws:sns:eu-west-1:123456789012:event-bus/b"} {
+		if checkBus(bad) == "" {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	_, diags := Parse([]byte("events: { eventBridge: { bus: a/b } }\n"))
+	if len(diags) != 1 || diags[0].Hint != busHint {
+		t.Errorf("diags = %+v", diags)
 	}
 }
