@@ -135,8 +135,19 @@ func (e *Engine) ResolveSession(ctx context.Context, in ResolveInput) (*Resolved
 		res.Disposition, res.State = ResolveReply, rec.Park.State()
 	case st == StatusAwaitingInput && rec.Park != nil:
 		res.Disposition, res.State = ResolveResume, rec.Park.State()
+	case st == StatusRunning && !head.Lease.Live(e.cfg.Clock()):
+		// interrupted: its turn stopped on a failure and no writer holds it — a new message
+		// starts a new turn from where it stopped, as Send does (SS21-12)
+		res.Disposition, res.StartState = ResolveTurn, rec.State
+		if sp.State(rec.State) == nil {
+			res.StartState = sp.Entry()
+		}
 	default:
-		return nil, &SessionNotResumableError{SessionID: res.SessionID, Status: head.Status}
+		busy := &SessionNotResumableError{SessionID: res.SessionID, Status: head.Status}
+		if head.Lease != nil {
+			busy.LeaseExpiresAt = spec.FormatInstant(head.Lease.ExpiresAt)
+		}
+		return nil, busy
 	}
 	return res, nil
 }

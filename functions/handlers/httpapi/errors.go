@@ -39,6 +39,17 @@ const (
 	CodeInternal             = "InternalError"             // anything unexpected; details are only logged
 )
 
+// sessionFailure is a failure (a 5xx, not a refusal) of a call on sessionID — a start's
+// session included, which may exist by then (interrupted): its answer names the session in
+// details.sessionId and its Location, so the client can follow or poll it (SS21-11).
+type sessionFailure struct {
+	err       error
+	sessionID string
+}
+
+func (e *sessionFailure) Error() string { return e.err.Error() }
+func (e *sessionFailure) Unwrap() error { return e.err }
+
 // requestError is a request this layer refuses before the engine sees it.
 type requestError struct {
 	code    string
@@ -78,6 +89,8 @@ func invalidRequest(format string, args ...any) error {
 //	500 WorkflowLoadError (details.diagnostics), UnsupportedRuntimeContractError
 //	    (details.requested, supported), InternalError (anything else)
 //	502 ModelCallError (details.providerCode)
+//	5xx of a call on a session (a start's included): details.sessionId and header Location
+//	    name the session (sessionFailure)
 //	503 ContinuationStartError (details.turnId, state: the session is interrupted)
 //	504 TurnAbortedError
 //
@@ -113,7 +126,17 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		denied     *access.DeniedError
 	)
 	var contentErr *contentError
+	var sf *sessionFailure
 	switch {
+	case errors.As(err, &sf):
+		status, body, internal = errorResponse(sf.err)
+		if body.Error.Details == nil {
+			body.Error.Details = map[string]any{}
+		}
+		if _, ok := body.Error.Details["sessionId"]; !ok {
+			body.Error.Details["sessionId"] = sf.sessionID
+		}
+		return status, body, internal
 	case errors.As(err, &contentErr):
 		return contentErr.status, errBody(contentErr.code, contentErr.message, contentErr.details), false
 	case errors.As(err, &reqErr):

@@ -385,7 +385,15 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	}
 	// a turn's blank message is refused by the engine, which words it by disposition (a
 	// reply to a human park, or a new turn) before anything is written
-	return func(ctx context.Context) (*session.Outcome, error) { return eng.Send(ctx, id, in) }, nil
+	return func(ctx context.Context) (*session.Outcome, error) {
+		out, err := eng.Send(ctx, id, in)
+		if err != nil && StatusOf(err) >= http.StatusInternalServerError {
+			// a failure, not a refusal: the turn may have opened (a start's session exists,
+			// interrupted), so the answer names the session to follow or poll (SS21-11)
+			err = &sessionFailure{err: err, sessionID: id}
+		}
+		return out, err
+	}, nil
 }
 
 // failure renders err as the contract's error answer and logs it: unexpected errors in
@@ -409,6 +417,10 @@ func (h *Handler) failure(ctx context.Context, req events.APIGatewayV2HTTPReques
 	var reqErr *requestError
 	if status == http.StatusMethodNotAllowed && errors.As(err, &reqErr) {
 		resp.Headers["Allow"] = reqErr.allow // RFC 9110 §15.5.6: a 405 names the methods the target takes
+	}
+	var sf *sessionFailure
+	if errors.As(err, &sf) {
+		resp.Headers["Location"] = sessionLocation(sf.sessionID)
 	}
 	var cErr *contentError
 	if errors.As(err, &cErr) {

@@ -99,6 +99,14 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 					resp.Headers["Location"] = sessionLocation(sum.SessionID)
 				}
 			}
+			if r.Status >= http.StatusInternalServerError { // a failure names its session (SS21-11)
+				var eb ErrorBody
+				if json.Unmarshal([]byte(r.Body), &eb) == nil {
+					if id, _ := eb.Error.Details["sessionId"].(string); id != "" {
+						resp.Headers["Location"] = sessionLocation(id)
+					}
+				}
+			}
 			resp.Headers["Idempotent-Replayed"] = "true"
 			return resp
 		case r.State == idemAccepted:

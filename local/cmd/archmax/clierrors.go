@@ -263,16 +263,15 @@ func priorSession(ctx context.Context, env *runner.Env, sessionID string) *sessi
 }
 
 // turnError is err from a turn on sessionID, made telling: a session id used before (prior,
-// its summary before the turn) whose scripted model has nothing left for it, or that an
-// earlier failed turn still holds, gets the hint to start a new session; with --json a failed
+// its summary before the turn) whose scripted model has nothing left for it gets the hint to
+// start a new session (a turn stopped on a failure holds nothing: the next run goes on from
+// it, SS21-12; a live writer's refusal says when its lease ends); with --json a failed
 // model call carries the session's outcome as stored after it.
 func (f *runFlags) turnError(ctx context.Context, env *runner.Env, sessionID string, prior *session.SessionSummary, err error) error {
 	var call *model.CallError
-	var busy *session.SessionNotResumableError
 	isCall := errors.As(err, &call)
 	switch {
-	case prior != nil && isCall && call.Code == "ScriptedModelException" && strings.Contains(call.Message, "no remaining entry matches"),
-		prior != nil && errors.As(err, &busy):
+	case prior != nil && isCall && call.Code == "ScriptedModelException" && strings.Contains(call.Message, "no remaining entry matches"):
 		where := string(prior.Status)
 		if prior.WorkflowState != "" {
 			where += " in '" + prior.WorkflowState + "'"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,7 +161,8 @@ func TestModelCallHints(t *testing.T) {
 }
 
 // A session id used again after the README's demo — its scripted model has nothing for a
-// session that goes on, then the failed turn holds it — is told to start a new one.
+// session that goes on, and again on the next run (the failed turn left it interrupted, not
+// held: SS21-12) — is told to start a new one.
 func TestReusedSessionIDHint(t *testing.T) {
 	store := t.TempDir()
 	args := func(msg string) []string {
@@ -172,7 +174,7 @@ func TestReusedSessionIDHint(t *testing.T) {
 			t.Fatalf("demo: exit %d %s", code, errs)
 		}
 	}
-	for i, want := range []string{"no remaining entry matches", "has a turn in progress"} {
+	for i, want := range []string{"no remaining entry matches", "no remaining entry matches"} {
 		code, _, errs := run(t, args("Hi, I need a new badge please.")...)
 		if code != exitFail || !strings.Contains(errs, want) ||
 			!strings.Contains(errs, "  hint: session 'demo-1' was used before (turn ") ||
@@ -195,5 +197,34 @@ func TestAWSStoreWithoutCredentials(t *testing.T) {
 	}
 	if got := distinctLines("a\nb\na\nb\nc"); got != "a\nb\nc" {
 		t.Errorf("distinctLines = %q", got)
+	}
+}
+
+// A turn stopped on a model failure no retry fixes (mid-answer, or before any of it) leaves
+// the session interrupted, not held: the next run on it starts a new turn from where it
+// stopped, as serve's new message does (SS21-12).
+func TestRunAfterAFailedModelCallGoesOn(t *testing.T) {
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "ok.model.yaml")
+	if err := os.WriteFile(ok, []byte("agent:\n  - text: Retried, here it is.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, fault := range []string{"afterChunks: 2", "times: 1"} {
+		script := filepath.Join(dir, fmt.Sprintf("fail-%d.model.yaml", i))
+		if err := os.WriteFile(script, []byte("agent:\n  - text: Here is a long answer that breaks off.\nerrors:\n  - { role: agent, call: 0, error: ValidationException, "+fault+" }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("tf-%d", i)
+		args := func(script, msg string) []string {
+			return []string{"run", "--workspace", ws, "--store", dir, "--session", id, "--model-script", script, "access-request", msg}
+		}
+		if code, _, errs := run(t, args(script, "Hi, I'm Dana from the platform team. I need badge access to the east lab, please.")...); code != exitFail ||
+			!strings.Contains(errs, "ValidationException") {
+			t.Fatalf("%s: the failing run: exit %d\n%s", fault, code, errs)
+		}
+		code, out, errs := run(t, args(ok, "please retry")...)
+		if code == exitFail || strings.Contains(errs, "has a turn in progress") || !strings.Contains(out+errs, "Retried, here it is.") {
+			t.Errorf("%s: the run after it: exit %d\nstdout %s\nstderr %s", fault, code, out, errs)
+		}
 	}
 }
