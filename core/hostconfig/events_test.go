@@ -14,7 +14,7 @@ events:
   eventBridge:
     bus: arn:aws:events:eu-west-1:123456789012:event-bus/approvals
     types: [Session Parked, Session Completed, Session Event]
-    maxDetailBytes: 8192
+    maxDetailBytes: 16384
   log: { info: false }
 `))
 	if err != nil {
@@ -22,7 +22,7 @@ events:
 	}
 	ev := cfg.EventsOf()
 	if ev.EventBridge == nil || ev.EventBridge.Bus != "arn:aws:events:eu-west-1:123456789012:event-bus/approvals" ||
-		!slices.Equal(ev.EventBridge.Types, []string{outbound.SessionParked, outbound.SessionCompleted, outbound.SessionEvent}) || ev.EventBridge.MaxDetailBytes != 8192 {
+		!slices.Equal(ev.EventBridge.Types, []string{outbound.SessionParked, outbound.SessionCompleted, outbound.SessionEvent}) || ev.EventBridge.MaxDetailBytes != 16384 {
 		t.Errorf("eventBridge = %+v", ev.EventBridge)
 	}
 	if ev.Log.Enabled("info") || !ev.Log.Enabled("warn") || !ev.Log.Enabled("error") {
@@ -49,6 +49,7 @@ func TestEventsSectionRefusals(t *testing.T) {
 		"events: { eventBridge: { bus: 'arn:aws:events:eu-west-1:123456789012:event-bus/a/b' } }": "not an event bus ARN",
 		"events: { eventBridge: { bus: b, types: [Session Started] } }":                           "not a detail type",
 		"events: { eventBridge: { bus: b, types: [Session Parked, Session Parked] } }":            "listed twice",
+		"events: { eventBridge: { bus: b, maxDetailBytes: 4096 } }":                               "must be an integer from 12288 to 245760",
 		"events: { eventBridge: { bus: b, maxDetailBytes: 10 } }":                                 "'events.eventBridge.maxDetailBytes' must be an integer",
 		"events: { log: { debug: true } }":                                                        "unknown key 'debug'",
 		"events: { log: { info: yes } }":                                                          "must be true or false",

@@ -56,7 +56,7 @@ func slots() []slot {
 			"eventBridge": "eventBridge: { bus: archmax-events }", "log": "log: { info: false }"}},
 		{ptr: "/$defs/events/properties/eventBridge/properties", doc: func(in string) string { return "events: { eventBridge: { " + in + " } }\n" }, samples: map[string]string{
 			"bus": "bus: 'arn:aws:events:eu-west-1:123456789012:event-bus/archmax-events'", "types": "bus: b, types: [Session Parked, Session Event]",
-			"maxDetailBytes": "bus: b, maxDetailBytes: 4096"}},
+			"maxDetailBytes": "bus: b, maxDetailBytes: 16384"}},
 		{ptr: "/$defs/events/properties/log/properties", doc: func(in string) string { return "events: { log: { " + in + " } }\n" }, samples: map[string]string{
 			"info": "info: false", "warn": "warn: true", "error": "error: true"}},
 		{ptr: "/$defs/tool/properties", doc: tool, samples: map[string]string{

@@ -46,9 +46,14 @@ var Types = append(slices.Clone(DefaultTypes), SessionEvent)
 
 // DefaultMaxDetailBytes caps a detail's JSON when the host file does not; MaxDetailBytes is
 // the highest cap (EventBridge takes at most 256 KiB per PutEvents entry, envelope included).
+// MinDetailBytes is the lowest cap: the required fields of every type at the longest
+// session id (spec.MaxSessionIDBytes, 512 bytes of '<', which JSON escapes to 6 bytes each
+// and the API path to 3, in sessionId, eventId and apiPath: 7.7 KiB), the longest status,
+// sessionSeq and ts, the omitted list naming every other field, and 4 KiB left for the
+// workflow and state slugs and the parkId (TestMinDetailBytesFitsTheRequiredFields).
 const (
 	DefaultMaxDetailBytes = 64 * 1024
-	MinDetailBytes        = 1024
+	MinDetailBytes        = 12 * 1024
 	MaxDetailBytes        = 240 * 1024
 )
 
@@ -144,25 +149,40 @@ const (
 func (c *Config) Failures() int64  { return c.failures.Load() }
 func (c *Config) Published() int64 { return c.published.Load() }
 
-// Fit marshals detail within limit bytes: as it is when it fits; else the longest string
-// values are cut, then the largest values dropped (each named in detail.omitted) until it
-// fits, keeping eventId, sessionId, sessionSeq, workflow, status, state and apiPath.
-func Fit(detail map[string]any, limit int) json.RawMessage {
+// Fit marshals a detail of detailType within limit bytes: as it is when it fits; else it
+// drops whole fields, the largest first, naming each in detail.omitted, until it fits. It
+// never drops a field the type's schema requires (Required), but for Session Event's event
+// (the stored event, of any size): it goes last, replaced by "event" in omitted, which
+// session-events.schema.json takes instead. With limit at least MinDetailBytes the required
+// fields always fit (MinDetailBytes covers the longest session id); a detail whose required
+// fields alone exceed limit (a workflow or state slug kilobytes long) is returned with
+// them, over the cap, rather than invalid.
+func Fit(detailType string, detail map[string]any, limit int) json.RawMessage {
 	b, err := json.Marshal(detail)
 	if err == nil && len(b) <= limit {
 		return b
+	}
+	keep := map[string]bool{"omitted": true}
+	for _, k := range Required(detailType) {
+		keep[k] = true
 	}
 	d := make(map[string]any, len(detail)+1)
 	for k, v := range detail {
 		d[k] = v
 	}
 	var omitted []string
+	drop := func(k string) {
+		delete(d, k)
+		omitted = append(omitted, k)
+		slices.Sort(omitted)
+		d["omitted"] = omitted
+	}
 	for {
 		b, err = json.Marshal(d)
 		if err == nil && len(b) <= limit {
 			return b
 		}
-		// drop the largest value that is not part of the identity
+		// drop the largest value the schema does not require
 		big, size := "", 0
 		for k, v := range d {
 			if keep[k] {
@@ -174,15 +194,26 @@ func Fit(detail map[string]any, limit int) json.RawMessage {
 			}
 		}
 		if big == "" {
-			b, _ = json.Marshal(map[string]any{"eventId": d["eventId"], "sessionId": d["sessionId"], "omitted": omitted})
-			return b
+			if _, ok := d["event"]; ok && detailType == SessionEvent {
+				drop("event")
+				continue
+			}
+			return b // the required fields alone exceed limit: kept, over the cap
 		}
-		delete(d, big)
-		omitted = append(omitted, big)
-		slices.Sort(omitted)
-		d["omitted"] = omitted
+		drop(big)
 	}
 }
 
-var keep = map[string]bool{"eventId": true, "sessionId": true, "sessionSeq": true, "workflow": true, "status": true,
-	"state": true, "apiPath": true, "omitted": true, "ts": true, "parkId": true, "turnId": true}
+// required are the fields session-events.schema.json requires in every detail, and per
+// detail type the rest (the schema's test checks both against the file).
+var (
+	requiredCommon = []string{"eventId", "sessionId", "sessionSeq", "workflow", "status", "state", "ts", "apiPath"}
+	requiredOf     = map[string][]string{SessionParked: {"parkId"}, SessionAwaitingInput: {"parkId"}, SessionEvent: {"event"}}
+)
+
+// Required are the fields the schema requires in a detail of detailType. Fit keeps them
+// all, but Session Event's event, which a detail too large for its cap replaces with
+// omitted: ["event"] (the schema requires one or the other).
+func Required(detailType string) []string {
+	return append(slices.Clone(requiredCommon), requiredOf[detailType]...)
+}

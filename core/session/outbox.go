@@ -57,7 +57,7 @@ func (r *run) outboxEntries() []outbound.Notification {
 		for k, v := range extra {
 			d[k] = v
 		}
-		out = append(out, outbound.Notification{DetailType: typ, EventID: outbound.EventID(r.id, seq), Detail: outbound.Fit(d, cfg.Cap())})
+		out = append(out, outbound.Notification{DetailType: typ, EventID: outbound.EventID(r.id, seq), Detail: outbound.Fit(typ, d, cfg.Cap())})
 	}
 	for _, ev := range r.outEvents {
 		state := ev.Str("state")

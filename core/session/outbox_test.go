@@ -251,3 +251,42 @@ func TestOutboxDelegatedPark(t *testing.T) {
 		t.Errorf("published %s", sink.types())
 	}
 }
+
+// At the lowest cap, a long session id (JSON- and path-escaped: '<' is 6 bytes in JSON, 3 in
+// the API path), a long reason and reply: every published detail keeps what the schema
+// requires (the sink validates each), Session Event's event at most replaced by omitted.
+func TestOutboxAtTheLowestCapWithALongSessionID(t *testing.T) {
+	for _, reply := range []int{3000, 16000} { // the second's agent-text is over the cap
+		h := newHarness(t, reviewFlow, nil)
+		sink := newSink(t)
+		h.cfg.Outbound = &outbound.Config{Sink: sink, Types: []string{outbound.SessionEvent, outbound.SessionParked}, MaxDetailBytes: outbound.MinDetailBytes}
+		id := strings.Repeat("<a", 200)
+		h.script(
+			calls("", call{"archmax_advance", map[string]any{"to": "review", "reason": strings.Repeat("r", 1500)}}),
+			says(strings.Repeat("Over to finance. ", reply/17+1)),
+		)
+		out := h.send(id, "write the report", nil)
+		if out.Status != StatusAwaitingDecision {
+			t.Fatalf("status %s", out.Status)
+		}
+		parked, eventOmitted := 0, false
+		for _, n := range sink.got {
+			if len(n.Detail) > outbound.MinDetailBytes {
+				t.Errorf("%s %d bytes", n.DetailType, len(n.Detail))
+			}
+			d := outDetail(t, n)
+			if n.DetailType == outbound.SessionParked {
+				parked++
+				if d["parkId"] != out.Pending.ParkID || d["sessionId"] != id || d["state"] != "review" {
+					t.Errorf("parked detail = %v", d)
+				}
+			}
+			if o, _ := json.Marshal(d["omitted"]); strings.Contains(string(o), `"event"`) {
+				eventOmitted = true
+			}
+		}
+		if parked != 1 || len(sink.got) < 3 || eventOmitted != (reply > outbound.MinDetailBytes) {
+			t.Errorf("reply of %d: published %s, event omitted %v", reply, sink.types(), eventOmitted)
+		}
+	}
+}
