@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -35,14 +34,7 @@ func (s *Sessions) ArtifactSource(ctx context.Context, sessionID string, names .
 		}
 		return false
 	}
-	id, err := spec.CheckSessionID(sessionID)
-	if err != nil {
-		return nil, err
-	}
-	h, err := s.log.Get(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, &SessionNotFoundError{SessionID: id}
-	}
+	id, h, err := s.head(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -109,17 +109,27 @@ type ListOptions struct {
 	Owner string
 }
 
-// Get returns a session's summary; *SessionNotFoundError when it never committed;
-// *spec.SessionStoreIdError for an id the store cannot address.
-func (s *Sessions) Get(ctx context.Context, sessionID string) (*SessionSummary, error) {
+// head reads a committed session's head: the checked id and the head; *SessionNotFoundError
+// when it never committed, *spec.SessionStoreIdError for an id the store cannot address.
+func (s *Sessions) head(ctx context.Context, sessionID string) (string, *store.Head, error) {
 	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	h, err := s.log.Get(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, &SessionNotFoundError{SessionID: id}
+		return "", nil, &SessionNotFoundError{SessionID: id}
 	}
+	if err != nil {
+		return "", nil, err
+	}
+	return id, h, nil
+}
+
+// Get returns a session's summary; *SessionNotFoundError when it never committed;
+// *spec.SessionStoreIdError for an id the store cannot address.
+func (s *Sessions) Get(ctx context.Context, sessionID string) (*SessionSummary, error) {
+	_, h, err := s.head(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}

@@ -180,18 +180,7 @@ func printValidation(stdout, stderr io.Writer, reports []validationReport, jsonO
 				}
 				printed[d] = true
 			}
-			loc := d.File
-			switch {
-			case d.Line > 0 && d.Column > 0:
-				loc = fmt.Sprintf("%s:%d:%d", d.File, d.Line, d.Column)
-			case d.Line > 0:
-				loc = fmt.Sprintf("%s:%d", d.File, d.Line)
-			}
-			field := ""
-			if d.Field != "" {
-				field = " [" + d.Field + "]"
-			}
-			fmt.Fprintf(stderr, "%s: %s %s: %s%s\n", loc, d.Severity, d.Code, d.Message, field)
+			fmt.Fprintln(stderr, diagnosticLine(d))
 			if d.Hint != "" {
 				fmt.Fprintf(stderr, "    hint: %s\n", d.Hint)
 			}
