@@ -151,12 +151,20 @@ func classify(req events.APIGatewayV2HTTPRequest) (route, string) {
 	return notStreamed, ""
 }
 
-// wantsStream reports whether req's Accept header names text/event-stream.
+// wantsStream reports whether req's Accept header names text/event-stream with a quality
+// above 0 (RFC 9110 §12.5.1: q=0 means "not acceptable").
 func wantsStream(req events.APIGatewayV2HTTPRequest) bool {
 	for _, r := range strings.Split(header(req, "accept"), ",") {
-		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(r)); err == nil && mt == ContentType {
-			return true
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(r))
+		if err != nil || mt != ContentType {
+			continue
 		}
+		if q, ok := params["q"]; ok {
+			if v, err := strconv.ParseFloat(q, 64); err == nil && v <= 0 {
+				continue
+			}
+		}
+		return true
 	}
 	return false
 }
