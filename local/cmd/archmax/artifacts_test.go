@@ -21,7 +21,7 @@ const cliProcessEnv = "ARCHMAX_TEST_CLI_PROCESS"
 
 func TestCLIProcess(t *testing.T) {
 	if os.Getenv(cliProcessEnv) != "1" {
-		t.Skip("the CLI as a subprocess of another test")
+		return // not a test of its own: the entry point of the subprocesses other tests start
 	}
 	args := os.Args
 	for i, a := range args {
