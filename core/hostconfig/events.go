@@ -36,18 +36,6 @@ type EventLog struct {
 	Info, Warn, Error bool
 }
 
-// Enabled reports whether events of level are logged.
-func (l EventLog) Enabled(level string) bool {
-	switch level {
-	case "warn":
-		return l.Warn
-	case "error":
-		return l.Error
-	default:
-		return l.Info
-	}
-}
-
 // EventsOf is c's events section, the defaults (every level logged, no sink) when the
 // file has none.
 func (c *Config) EventsOf() Events {

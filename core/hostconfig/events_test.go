@@ -25,7 +25,7 @@ events:
 		!slices.Equal(ev.EventBridge.Types, []string{outbound.SessionParked, outbound.SessionCompleted, outbound.SessionEvent}) || ev.EventBridge.MaxDetailBytes != 16384 {
 		t.Errorf("eventBridge = %+v", ev.EventBridge)
 	}
-	if ev.Log.Enabled("info") || !ev.Log.Enabled("warn") || !ev.Log.Enabled("error") {
+	if ev.Log.Info || !ev.Log.Warn || !ev.Log.Error {
 		t.Errorf("log = %+v", ev.Log)
 	}
 	if r := cfg.Resources(); r.EventBus != ev.EventBridge.Bus {
