@@ -18,10 +18,10 @@ const DefaultKey = "default"
 // rate is the Input rate; a missing Input or Output rate counts as 0; an entry with neither
 // Input nor Output prices nothing.
 type Price struct {
-	Input      *float64 `json:"input,omitempty"`
-	Output     *float64 `json:"output,omitempty"`
-	CacheRead  *float64 `json:"cacheRead,omitempty"`
-	CacheWrite *float64 `json:"cacheWrite,omitempty"`
+	Input      *float64 `json:"input,omitempty" yaml:"input,omitempty"`
+	Output     *float64 `json:"output,omitempty" yaml:"output,omitempty"`
+	CacheRead  *float64 `json:"cacheRead,omitempty" yaml:"cacheRead,omitempty"`
+	CacheWrite *float64 `json:"cacheWrite,omitempty" yaml:"cacheWrite,omitempty"`
 }
 
 // Priced reports whether the entry prices anything (it has an input or an output rate).
