@@ -128,10 +128,11 @@ func (e *Engines) SweepOutbox(ctx context.Context, limit int, res SweepResult, e
 // Log is the session log the engines share.
 func (e *Engines) Log() store.Log { return e.Base().Log }
 
-// Sessions reads the stored sessions of every workflow (the read API).
+// Sessions reads and deletes the stored sessions of every workflow (the session API); its
+// Delete cancels timed parks through the engines' Scheduler.
 func (e *Engines) Sessions() *Sessions {
 	b := e.Base()
-	return NewSessions(b.Log, b.Files, b.Blobs)
+	return NewSessions(b.Log, b.Files, b.Blobs).WithScheduler(b.Scheduler)
 }
 
 // SessionEngines is what EngineOf needs of an engine cache (*Engines implements it).

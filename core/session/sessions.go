@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
@@ -88,6 +87,7 @@ type Sessions struct {
 	log   store.Log
 	files store.Files
 	blobs store.Blobs // optional
+	sched Scheduler   // optional: Delete cancels timed parks' schedules (WithScheduler)
 	clock func() time.Time
 }
 
@@ -349,78 +349,12 @@ func (s *Sessions) page(ctx context.Context, sessionID string, after int64, limi
 	return raws, end, nil
 }
 
-// Delete removes a session — its log, its files and its blobs — and reports whether it
-// existed. A session with a call in progress is refused (*SessionNotResumableError); a store
-// that cannot delete answers *SessionStoreCapabilityError.
-func (s *Sessions) Delete(ctx context.Context, sessionID string) (bool, error) {
-	id, err := spec.CheckSessionID(sessionID)
-	if err != nil {
-		return false, err
-	}
-	owner := "delete/" + id
-	if _, err := s.log.Acquire(ctx, id, owner, time.Minute); err != nil {
-		if errors.Is(err, store.ErrLeaseHeld) {
-			return false, &SessionNotResumableError{SessionID: id}
-		}
-		return false, err
-	}
-	// files and blobs first, while this deleter holds the lease; the log (and the lease with
-	// it) last, so a writer that comes after the delete never loses its new files
-	release := func() { _ = s.log.Release(context.WithoutCancel(ctx), id, owner) }
-	if err := deleteTree(ctx, s.files, id); err != nil {
-		release()
-		return false, err
-	}
-	if s.blobs != nil {
-		if err := s.blobs.DeleteSession(ctx, id); err != nil {
-			release()
-			return false, err
-		}
-	}
-	existed, err := s.log.Delete(ctx, id)
-	if errors.Is(err, store.ErrUnsupported) {
-		release()
-		return false, &SessionStoreCapabilityError{Operation: "delete sessions"}
-	}
-	if err != nil {
-		release()
-		return false, err
-	}
-	return existed, nil
-}
-
-// folderDeleter is a Files that removes a whole folder in one pass (the S3 store).
-type folderDeleter interface {
-	DeleteFolder(ctx context.Context, folder string) (int, error)
-}
-
-// deleteTree removes every file under prefix/ through the Files port.
+// deleteTree removes every file under prefix/ (store.DeleteTree); a store that cannot
+// delete is *SessionStoreCapabilityError.
 func deleteTree(ctx context.Context, files store.Files, prefix string) error {
-	if fd, ok := files.(folderDeleter); ok {
-		_, err := fd.DeleteFolder(ctx, prefix)
-		if errors.Is(err, store.ErrUnsupported) {
-			return &SessionStoreCapabilityError{Operation: "delete session files"}
-		}
-		return err
+	err := store.DeleteTree(ctx, files, prefix)
+	if errors.Is(err, store.ErrUnsupported) {
+		return &SessionStoreCapabilityError{Operation: "delete session files"}
 	}
-	entries, err := files.List(ctx, prefix)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		key := strings.TrimSuffix(prefix, "/") + "/" + e.Name
-		if e.Dir {
-			if err := deleteTree(ctx, files, key); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := files.Delete(ctx, key); err != nil && !errors.Is(err, store.ErrNotFound) {
-			if errors.Is(err, store.ErrUnsupported) {
-				return &SessionStoreCapabilityError{Operation: "delete session files"}
-			}
-			return err
-		}
-	}
-	return nil
+	return err
 }

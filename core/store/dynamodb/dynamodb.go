@@ -785,8 +785,11 @@ func (s *Store) idemValue(ctx context.Context, item map[string]types.AttributeVa
 	return v, nil
 }
 
-// Delete implements store.Log: it queries every item of the session, deletes them in
-// batches and then the session's blobs; it reports whether a committed head existed.
+// Delete implements store.Log: it queries every item of the session, deletes the log items
+// (messages, trail, events) with BatchWriteItem, then the session's blobs, and the head
+// LAST with one DeleteItem (RD22-3): a delete stopped part-way leaves the head, so the
+// session is still found and a repeated Delete finishes it. It reports whether a committed
+// head existed. The lease does not guard it: the caller (session.Sessions.Delete) holds it.
 func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
 	x := newExpr()
 	keyCond := x.n(attrPK) + " = " + x.v("pk", str(sessionPK(sessionID)))
@@ -794,6 +797,7 @@ func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
 	var (
 		dels    []types.WriteRequest
 		existed bool
+		head    bool
 	)
 	err := s.query(ctx, &dynamodb.QueryInput{
 		TableName:                 &s.table,
@@ -803,8 +807,10 @@ func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
 		ExpressionAttributeValues: x.values,
 		ConsistentRead:            aws.Bool(true),
 	}, func(item map[string]types.AttributeValue) error {
-		if _, ok := item[attrVersion]; ok {
-			existed = true
+		if sk, ok := item[attrSK].(*types.AttributeValueMemberS); ok && sk.Value == skHead {
+			_, existed = item[attrVersion]
+			head = true
+			return nil
 		}
 		key := map[string]types.AttributeValue{attrPK: item[attrPK], attrSK: item[attrSK]}
 		dels = append(dels, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
@@ -818,6 +824,11 @@ func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
 	}
 	if err := s.blobs.DeleteSession(ctx, sessionID); err != nil {
 		return false, fmt.Errorf("delete %s: blobs: %w", sessionID, err)
+	}
+	if head {
+		if _, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: headKey(sessionID)}); err != nil {
+			return false, fmt.Errorf("delete %s: head: %w", sessionID, err)
+		}
 	}
 	return existed, nil
 }

@@ -1,0 +1,202 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
+)
+
+// StatusDeleting is the status of a session whose deletion has begun (RD22-2): Delete
+// commits it on the session and on each of its sub-workflow children before removing
+// anything, so a deletion stopped part-way leaves a session no call runs on
+// (*SessionDeletingError) and that a repeated Delete finishes. It is never listed by a
+// status filter of the API and never returns to another status.
+const StatusDeleting Status = "deleting"
+
+// DeleteLeaseTTL is how long Delete holds the writer lease of each session it deletes: the
+// time a deletion stopped part-way (a crashed process) keeps a repeat out with
+// *SessionNotResumableError before the repeat can finish it.
+const DeleteLeaseTTL = time.Minute
+
+// SessionDeletingError: the session is being deleted (a deletion began and has not
+// finished); no call runs on it. HTTP 409. Repeating the delete finishes it.
+type SessionDeletingError struct{ SessionID string }
+
+func (e *SessionDeletingError) Error() string { return sessionDeletingMessage(e.SessionID) }
+
+// Name returns the error name.
+func (e *SessionDeletingError) Name() string { return "SessionDeletingError" }
+
+// WithScheduler makes Delete cancel the schedules of the timed parks it deletes (nil: none
+// are cancelled — a host without timed wakes). It returns s.
+func (s *Sessions) WithScheduler(sch Scheduler) *Sessions {
+	s.sched = sch
+	return s
+}
+
+// deleteMark is what Delete reads of a session's record: its children and its timed park.
+type deleteMark struct {
+	Status        Status `json:"status"`
+	DispatchCount int    `json:"dispatchCount"`
+	Park          *Park  `json:"park"`
+}
+
+// claimed is one session Delete holds the lease of: its id, its head (Version 0 for one
+// that never committed) and what its record says.
+type claimed struct {
+	id   string
+	head *store.Head
+	mark deleteMark
+}
+
+// Delete removes a session completely (RD22-1…RD22-4) and reports whether it existed:
+// its sub-workflow children (<id>~<n>, recursively), the schedules of their and its timed
+// parks, its session files and blobs (<id>/… in the session files tree), its outbox
+// marker (_outbox/<id>) and its log (messages, trail, events), the head last. The shared
+// spec snapshots (_specs/) are never touched; idempotency records expire by themselves.
+//
+// Order: every session of the tree is leased first — a live lease on any of them (a turn
+// runs) refuses the delete with *SessionNotResumableError (HTTP 409: retry once the turn
+// settles) and changes nothing; then each head is marked StatusDeleting (root first); then
+// the sessions are removed deepest child first, each as schedule, files, blobs, items, head.
+// A deletion stopped anywhere is finished by a repeated Delete.
+//
+// A session that does not exist (never ran, or already deleted) is (false, nil). Errors:
+// *spec.SessionStoreIdError (a bad id), *ChildSessionError (a sub-workflow child is
+// deleted with its root session), *SessionStoreCapabilityError (a store that cannot
+// delete), store errors.
+func (s *Sessions) Delete(ctx context.Context, sessionID string) (bool, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return false, err
+	}
+	if err := refuseChild(id); err != nil {
+		return false, err
+	}
+	return s.deleteTree(ctx, id)
+}
+
+// deleteTree is Delete of id without the child refusal.
+func (s *Sessions) deleteTree(ctx context.Context, id string) (bool, error) {
+	owner := "delete/" + newMessageID()[1:9]
+	var tree []*claimed
+	release := func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		for _, c := range tree {
+			_ = s.log.Release(rctx, c.id, owner)
+		}
+	}
+	if err := s.claim(ctx, id, id, owner, &tree); err != nil {
+		release()
+		return false, err
+	}
+	if tree[0].head.Version == 0 { // never committed, or deleted already: nothing to delete
+		release()
+		return false, nil
+	}
+	for _, c := range tree {
+		if err := s.markDeleting(ctx, c, owner); err != nil {
+			release()
+			return false, err
+		}
+	}
+	for i := len(tree) - 1; i >= 0; i-- {
+		if err := s.remove(ctx, tree[i]); err != nil {
+			release()
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// claim leases id and, through their records' dispatch counts, its descendants, appending
+// each to tree parent first. A lease held by a writer is *SessionNotResumableError on root.
+func (s *Sessions) claim(ctx context.Context, root, id, owner string, tree *[]*claimed) error {
+	h, err := s.log.Acquire(ctx, id, owner, DeleteLeaseTTL)
+	if errors.Is(err, store.ErrLeaseHeld) {
+		busy := &SessionNotResumableError{SessionID: root, Status: string(StatusRunning)}
+		if g, gerr := s.log.Get(ctx, id); gerr == nil && g.Lease != nil {
+			busy.LeaseExpiresAt = spec.FormatInstant(g.Lease.ExpiresAt)
+		}
+		return busy
+	}
+	if err != nil {
+		return err
+	}
+	c := &claimed{id: id, head: h}
+	if len(h.Body) > 0 {
+		if err := json.Unmarshal(h.Body, &c.mark); err != nil {
+			return fmt.Errorf("delete %s: read record: %w", id, err)
+		}
+	}
+	*tree = append(*tree, c)
+	for n := 1; n <= c.mark.DispatchCount; n++ {
+		if err := s.claim(ctx, root, spec.ChildSessionID(id, n), owner, tree); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markDeleting commits StatusDeleting on a committed session's head and record, clearing
+// its due time so the sweep leaves it alone.
+func (s *Sessions) markDeleting(ctx context.Context, c *claimed, owner string) error {
+	if c.head.Version == 0 || Status(c.head.Status) == StatusDeleting {
+		return nil
+	}
+	body := c.head.Body
+	if len(body) > 0 {
+		var rec map[string]json.RawMessage
+		if err := json.Unmarshal(body, &rec); err != nil {
+			return fmt.Errorf("delete %s: read record: %w", c.id, err)
+		}
+		rec["status"] = json.RawMessage(`"` + string(StatusDeleting) + `"`)
+		var err error
+		if body, err = json.Marshal(rec); err != nil {
+			return err
+		}
+	}
+	nh := *c.head
+	nh.Status, nh.ParkDue, nh.Body, nh.Lease = string(StatusDeleting), "", body, nil
+	stored, err := s.log.Commit(ctx, c.id, owner, &store.Commit{ExpectedVersion: c.head.Version, Head: nh})
+	if err != nil {
+		return fmt.Errorf("delete %s: mark: %w", c.id, err)
+	}
+	c.head = stored
+	return nil
+}
+
+// remove deletes one claimed session: its timed park's schedule, its files, blobs and
+// outbox marker, then its log (items, the head last).
+func (s *Sessions) remove(ctx context.Context, c *claimed) error {
+	if p := c.mark.Park; s.sched != nil && p != nil && p.Input != nil && p.Input.ResumeAt != "" {
+		if err := s.sched.Cancel(ctx, c.id, p.ParkID); err != nil {
+			return fmt.Errorf("delete %s: cancel the wake of park %s: %w", c.id, p.ParkID, err)
+		}
+	}
+	if s.files != nil {
+		if err := deleteTree(ctx, s.files, c.id); err != nil {
+			return err
+		}
+		if err := s.files.Delete(ctx, OutboxPrefix+c.id); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
+	if s.blobs != nil {
+		if err := s.blobs.DeleteSession(ctx, c.id); err != nil {
+			return err
+		}
+	}
+	if _, err := s.log.Delete(ctx, c.id); errors.Is(err, store.ErrUnsupported) {
+		return &SessionStoreCapabilityError{Operation: "delete sessions"}
+	} else if err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,13 @@
+package memory
+
+import (
+	"testing"
+
+	"github.com/archmax-ai/archmax/core/store/storetest"
+)
+
+func TestSessionDeleteConformance(t *testing.T) {
+	storetest.TestSessionDelete(t, func(*testing.T) storetest.Stores {
+		return storetest.Stores{Log: New(), Files: NewFiles()}
+	})
+}
