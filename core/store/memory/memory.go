@@ -23,6 +23,7 @@ type Store struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	remember map[string]remembered
+	usage    map[[2]string]store.UsageTotals // AddUsage's counters by (workflow, day)
 }
 
 // session is one session's state; head is nil until the first commit. Items are appended
