@@ -5,7 +5,7 @@
 // The model:
 //
 //   - Every authenticated caller may start sessions; the session is then theirs (its owner).
-//   - The owner may read their session and send to it (turns, replies, deliveries).
+//   - The owner may read their session, send to it (turns, replies, deliveries) and delete it.
 //   - A decider (JWT scope <prefix>decide, or an IAM principal listed as a decider) may
 //     read and decide any session parked for a decision (awaiting_decision), evidence
 //     included — and nothing else of it.
@@ -39,6 +39,7 @@ const (
 	Send    Action = "send"    // a start, or a message to a session (turn, reply, delivery into a wait)
 	Decide  Action = "decide"  // POST …/decision
 	Deliver Action = "deliver" // POST …/deliveries
+	Delete  Action = "delete"  // DELETE /v1/sessions/{sessionId}: the owner's or an admin's (RD22-5)
 )
 
 // DefaultScopePrefix starts the JWT scopes of the roles: archmax/decide, archmax/admin
@@ -202,11 +203,11 @@ func (p Policy) Check(c Caller, act Action, s session.SessionAccess) error {
 	switch act {
 	case Read:
 		return nil
-	case Send, Deliver:
+	case Send, Deliver, Delete:
 		if c.Admin || c.owns(s) {
 			return nil
 		}
-		what := map[Action]string{Send: "send to", Deliver: "deliver into"}[act]
+		what := map[Action]string{Send: "send to", Deliver: "deliver into", Delete: "delete"}[act]
 		return deny(fmt.Sprintf("Only the owner of session '%s' (or an admin) may %s it.", s.SessionID, what))
 	case Decide:
 		if !c.Admin && !c.Decider {

@@ -228,7 +228,7 @@ func TestForgedListCursorsAreRefused(t *testing.T) {
 // Idempotency-Key.
 func TestMethodNotAllowedCarriesAllow(t *testing.T) {
 	h, _ := newFixture(t)
-	keyed := request("$default", "DELETE", "/v1/sessions/x", "")
+	keyed := request("$default", "PATCH", "/v1/sessions/x", "")
 	keyed.Headers["idempotency-key"] = "k-405"
 	for _, c := range []struct {
 		name  string
@@ -238,10 +238,11 @@ func TestMethodNotAllowedCarriesAllow(t *testing.T) {
 	}{
 		{"GET a start", request("$default", "GET", "/v1/workflows/greeter/sessions", ""), false, "POST"},
 		{"PUT a decision", request("$default", "PUT", "/v1/sessions/x/decision", `{"to":"a"}`), false, "POST"},
-		{"DELETE a session", request("$default", "DELETE", "/v1/sessions/x", ""), false, "GET"},
+		{"PUT a session", request("$default", "PUT", "/v1/sessions/x", ""), false, "GET, DELETE"},
+		{"DELETE to the read function", request("$default", "DELETE", "/v1/sessions/x", ""), true, "GET"},
 		{"POST the listing", request("$default", "POST", "/v1/sessions", `{}`), false, "GET"},
 		{"PATCH messages", request("$default", "PATCH", "/v1/sessions/x/messages", ""), false, "GET"},
-		{"DELETE with a key", keyed, false, "GET"},
+		{"PATCH with a key", keyed, false, "GET, DELETE"},
 		{"POST to the read function", start("greeter", `{"message":"hi"}`), true, "POST"},
 	} {
 		handle := h.Handle

@@ -79,7 +79,8 @@ func invalidRequest(format string, args ...any) error {
 //	    DuplicateDeliveryError, IdempotencyKeyInUseError, ChildSessionError
 //	    (details.parentSessionId, rootSessionId: a sub-workflow child is addressed through
 //	    its root session), TurnSupersededError (details.turnId, currentTurnId: a repeated
-//	    request the session applied and has moved past)
+//	    request the session applied and has moved past), SessionDeletingError (a deletion
+//	    began: repeat the DELETE to finish it)
 //	400 WorkspacePathEscapeError (the content routes: a file path out of the session's folder)
 //	404 ArtifactNotFoundError (details.available), FileNotFoundError (details.path)
 //	413 PayloadTooLargeError, ContentTooLargeError (details.size, maxBytes: ask for a Range)
@@ -106,6 +107,7 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		unknownWf  *session.UnknownWorkflowError
 		mismatch   *session.WorkflowMismatchError
 		busy       *session.SessionNotResumableError
+		deleting   *session.SessionDeletingError
 		refused    *session.StartRefusedError
 		unknownTrg *spec.UnknownTriggerError
 		loadErr    *spec.WorkflowLoadError
@@ -201,6 +203,8 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 	case errors.As(err, &mismatch):
 		return http.StatusConflict, errBody(mismatch.Name(), mismatch.Error(), map[string]any{
 			"sessionId": mismatch.SessionID, "workflow": mismatch.Workflow, "requested": mismatch.Requested}), false
+	case errors.As(err, &deleting):
+		return http.StatusConflict, errBody(deleting.Name(), deleting.Error(), map[string]any{"sessionId": deleting.SessionID}), false
 	case errors.As(err, &busy):
 		d := map[string]any{"sessionId": busy.SessionID}
 		if busy.Status != "" {

@@ -9,6 +9,7 @@
 //	POST /v1/workflows/{workflow}/sessions/{sessionId}/turns    a message to a session (Engine.Send decides)
 //	POST /v1/sessions/{sessionId}/decision                      {to, comment?, parkId?}: Engine.Decide
 //	POST /v1/sessions/{sessionId}/deliveries                    {trigger, variables?, message?, files?, parkId?}: Engine.Deliver
+//	DELETE /v1/sessions/{sessionId}                             the session and everything of it (delete.go): 204
 //	GET  /v1/sessions?workflow=&status=&limit=&cursor=&includeChildren=   SessionPage
 //	GET  /v1/sessions/{sessionId}                               the session summary (pending park included)
 //	GET  /v1/sessions/{sessionId}/messages?after=N&limit=       MessagePage
@@ -165,6 +166,9 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	caller, err := h.identify(req)
 	if err != nil { // nobody to run it for, nor to remember it for
 		return h.failure(ctx, req, err), nil
+	}
+	if t.act == actDelete { // idempotent by itself: no Idempotency-Key record (delete.go)
+		return h.deleteSession(ctx, req, t, caller), nil
 	}
 	serve := func(ctx context.Context) (any, error) { return h.serve(ctx, req, t, caller) }
 	if key := idempotencyKey(req); key != "" {

@@ -112,6 +112,9 @@ func TestAnswersConformToTheOpenAPIDocument(t *testing.T) {
 	check("GET", "/v1/sessions/nobody", "", 404)
 	qm.push(*text("Done."))
 	check("POST", "/v1/sessions/o1/decision", `{"to":"done","comment":"fine"}`, 200)
+	check("DELETE", "/v1/sessions/o1", "", 204)
+	check("DELETE", "/v1/sessions/o1", "", 204)
+	check("GET", "/v1/sessions/o1", "", 404)
 }
 
 // The 405 (with its Allow header) and both 413 shapes conform to the document: the
@@ -148,11 +151,11 @@ func TestRefusalShapesConformToTheOpenAPIDocument(t *testing.T) {
 		return out
 	}
 
-	resp, _ := h.Handle(context.Background(), request("$default", "DELETE", "/v1/sessions/s-1", ""))
+	resp, _ := h.Handle(context.Background(), request("$default", "PUT", "/v1/sessions/s-1", ""))
 	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Fatalf("DELETE a session = %d", resp.StatusCode)
+		t.Fatalf("PUT a session = %d", resp.StatusCode)
 	}
-	validate("DELETE /v1/sessions/s-1", "GET", "/v1/sessions/s-1", resp.StatusCode, headers(resp.Headers), []byte(resp.Body))
+	validate("PUT /v1/sessions/s-1", "GET", "/v1/sessions/s-1", resp.StatusCode, headers(resp.Headers), []byte(resp.Body))
 	delete(resp.Headers, "Allow")
 	hreq, _ := http.NewRequest("GET", "http://127.0.0.1:8080/v1/sessions/s-1", nil)
 	rt, params, _ := router.FindRoute(hreq)

@@ -144,9 +144,9 @@ func (h *Handler) read(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 		}
 		switch st := session.Status(q["status"]); st {
 		case "", session.StatusRunning, session.StatusCompleted, session.StatusFailed, session.StatusRejected,
-			session.StatusAwaitingDecision, session.StatusAwaitingInput:
+			session.StatusAwaitingDecision, session.StatusAwaitingInput, session.StatusDeleting:
 		default:
-			return nil, invalidRequest("'status' must be one of running, completed, failed, rejected, awaiting_decision, awaiting_input.")
+			return nil, invalidRequest("'status' must be one of running, completed, failed, rejected, awaiting_decision, awaiting_input, deleting.")
 		}
 		status := session.Status(q["status"])
 		list, next, err := sessions.List(ctx, session.ListOptions{Workflow: q["workflow"], Status: status,

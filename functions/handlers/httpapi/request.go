@@ -28,6 +28,8 @@ const (
 	RouteTurn     = "POST /v1/workflows/{workflow}/sessions/{sessionId}/turns"
 	RouteDecision = "POST /v1/sessions/{sessionId}/decision"
 	RouteDelivery = "POST /v1/sessions/{sessionId}/deliveries"
+	// RouteDeleteSession deletes a session and everything of it (delete.go).
+	RouteDeleteSession = "DELETE /v1/sessions/{sessionId}"
 )
 
 // action is what a routed request asks for.
@@ -38,6 +40,7 @@ const (
 	actTurn
 	actDecision
 	actDelivery
+	actDelete
 )
 
 // target is a routed request: a start (no session id yet), a turn on a named session of a
@@ -62,11 +65,16 @@ func route(req events.APIGatewayV2HTTPRequest) (target, error) {
 		return target{act: actDecision, sessionID: p["sessionId"]}, nil
 	case RouteDelivery:
 		return target{act: actDelivery, sessionID: p["sessionId"]}, nil
+	case RouteDeleteSession:
+		return target{act: actDelete, sessionID: p["sessionId"]}, nil
 	}
 	method := req.RequestContext.HTTP.Method
 	seg, ok := pathSegments(req.RawPath)
 	if !ok {
 		return target{}, notRouted(req)
+	}
+	if method == http.MethodDelete && len(seg) == 3 && seg[0] == "v1" && seg[1] == "sessions" && seg[2] != "" {
+		return target{act: actDelete, sessionID: seg[2]}, nil
 	}
 	if method != "POST" {
 		if _, err := route(withMethod(req, "POST")); err == nil {
@@ -98,7 +106,11 @@ func route(req events.APIGatewayV2HTTPRequest) (target, error) {
 // GET), else 404.
 func notRouted(req events.APIGatewayV2HTTPRequest) error {
 	method := req.RequestContext.HTTP.Method
-	if _, ok := readRoute(withMethod(req, "GET")); ok {
+	if t, ok := readRoute(withMethod(req, "GET")); ok {
+		if t.view == "session" && method != http.MethodDelete { // a session takes DELETE too (delete.go)
+			return &requestError{code: CodeMethodNotAllowed, allow: "GET, DELETE",
+				message: fmt.Sprintf("%s %s is not served here; this route takes GET and DELETE.", method, req.RawPath)}
+		}
 		return &requestError{code: CodeMethodNotAllowed, allow: http.MethodGet,
 			message: fmt.Sprintf("%s %s is not served here; this route takes GET.", method, req.RawPath)}
 	}
