@@ -3,7 +3,8 @@
 // kinds the assembly passes), its policy rules session.Config.PolicyRules (kernel rules
 // after the assembly's own), its mounts session.Config.Mounts (each served by the backend
 // the assembly opens: an S3 prefix on AWS, a directory locally), its pricing section
-// session.Config.Pricing (replacing the assembly's ARCHMAX_PRICE_* table). Engines keeps a warm
+// session.Config.Pricing (replacing the assembly's ARCHMAX_PRICE_* table), its budgets
+// session.Config.Budgets. Engines keeps a warm
 // container's engines in step with the file: it is read from the authored tree at every
 // engine lookup (a conditional GET on S3's ETag cache, like the specs) and applied again
 // when its bytes change. The two assemblies are local/runner and functions/handlers/assembly.
@@ -91,6 +92,7 @@ func Apply(ctx context.Context, base session.Config, cfg *hostconfig.Config, env
 	if cfg.Pricing != nil { // the file's pricing section wins over the ARCHMAX_PRICE_* table
 		base.Pricing = cfg.Pricing
 	}
+	base.Budgets = cfg.Budgets // the engine enforces them (session/budget.go; the log counts the days)
 	if len(cfg.Tools) > 0 {
 		var deps hosttool.Deps
 		if env.Deps != nil {

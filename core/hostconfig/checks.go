@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/archmax-ai/archmax/core/pricing"
 )
 
 // The static checks of a declaration that the tool kinds repeat when they are built
@@ -214,4 +216,48 @@ func (e *URLError) Error() string { return e.Message }
 
 func urlErr(hint, format string, args ...any) *URLError {
 	return &URLError{Message: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+// UnpricedBudgetProblem is the shared check of a USD limit on a workflow whose models are
+// not all priced (BU22-3): workflow's limits (b.For) name a USD amount, and one of models —
+// the model ids its states call (their own, the workflow's, the assembly's default) — has
+// no entry in table (pricing.Table.Resolve). Its spend in USD could not be counted, so the
+// limit would never stop it: `archmax validate` reports it and the engine refuses the
+// workflow's calls. nil when the workflow has no USD limit or every model is priced. The
+// Field is "budgets.workflows.<slug>" for a workflow's own entry, else "budgets.session".
+func UnpricedBudgetProblem(b *Budgets, workflow string, models []string, table pricing.Table) *Problem {
+	lim := b.For(workflow)
+	if !lim.USD() {
+		return nil
+	}
+	var unpriced []string
+	for _, m := range models {
+		if _, ok := table.Resolve(m); !ok && !slices.Contains(unpriced, m) {
+			unpriced = append(unpriced, m)
+		}
+	}
+	if len(unpriced) == 0 {
+		return nil
+	}
+	field := "budgets.session"
+	if _, own := b.Workflows[workflow]; own {
+		field = "budgets.workflows." + workflow
+	}
+	for i, m := range unpriced {
+		if m == "" {
+			unpriced[i] = "(no model configured)"
+		}
+	}
+	return &Problem{Code: CodeBudget, Field: field,
+		Message: fmt.Sprintf("workflow '%s' has a USD budget, but no pricing entry prices its model %s: its cost cannot be counted, so the limit would never stop it",
+			workflow, strings.Join(quoteAll(unpriced), ", ")),
+		Hint: hintBudgetUnpriced}
+}
+
+func quoteAll(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = "'" + v + "'"
+	}
+	return out
 }

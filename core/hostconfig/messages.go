@@ -6,7 +6,7 @@ package hostconfig
 
 // hints are the fix hints of the codes.
 var hints = map[string]string{
-	CodeYAML:          "make the file one YAML mapping (version, tools, policyRules, mounts, events, pricing)",
+	CodeYAML:          "make the file one YAML mapping (version, tools, policyRules, mounts, events, pricing, budgets)",
 	CodeUnknownKey:    "remove the key, or check its spelling against docs/schema/host.schema.json",
 	CodeType:          "give the value the shape docs/schema/host.schema.json describes",
 	CodeRequired:      "add the key",
@@ -27,7 +27,11 @@ var hints = map[string]string{
 	CodeEvents:        "name the bus by its name or ARN, and list detail types from 'Session Parked', 'Session Awaiting Input', 'Session Completed', 'Session Failed', 'Session Raised', 'Session Rejected' and 'Session Event'",
 	CodeLocal:         "give a stand-in 'answers: [{ whenInput?, result | error }]' (an exposed MCP tool's also 'description' and 'input'), on the lambda or http tool or on each exposed tool",
 	CodePricing:       "give the entry a rate in USD per 1M tokens: { input, output, cacheRead?, cacheWrite? }",
+	CodeBudget:        "give a limit 'tokens' (a whole number) or 'usd' (an amount), keyed under 'session' or 'workflows.<workflow slug>'",
 }
+
+// hintBudgetUnpriced is the fix of a USD budget on a model no pricing entry prices.
+const hintBudgetUnpriced = "add a 'pricing' entry for the model (its id, a part of it, or 'default'), or limit the workflow in 'tokens' instead of 'usd'"
 
 // Hints of the http block's headers and of auth blocks.
 const (

@@ -42,6 +42,7 @@ const (
 	CodeLocal         = "host.local"          // a local stand-in refused
 	CodeEvents        = "host.events"         // an events section refused (a bus, a detail type)
 	CodePricing       = "host.pricing"        // a price entry that prices nothing
+	CodeBudget        = "host.budget"         // a budget that limits nothing, or a USD one on unpriced models
 )
 
 // FileError is a host file that does not load: every error found, each located.
@@ -167,7 +168,7 @@ func (p *parser) document(src []byte) *Config {
 		case yamltree.ManyDocuments:
 			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file holds exactly one YAML document, but this one holds more (a '---' starts another)")
 		case yamltree.NotMapping:
-			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file is a YAML mapping (version, tools, policyRules, mounts, events, pricing)")
+			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file is a YAML mapping (version, tools, policyRules, mounts, events, pricing, budgets)")
 		}
 		return nil
 	}
@@ -194,6 +195,8 @@ func (p *parser) document(src []byte) *Config {
 			cfg.Events = p.events(e.Val, f)
 		case "pricing":
 			cfg.Pricing = p.pricingTable(e.Val, f)
+		case "budgets":
+			cfg.Budgets = p.budgets(e.Val, f)
 		}
 	})
 	p.toolNames(cfg)
@@ -204,7 +207,7 @@ func (p *parser) document(src []byte) *Config {
 
 // Keys of each mapping of the format (the JSON Schema declares the same; schema_test.go).
 var (
-	rootKeys   = []string{"version", "tools", "policyRules", "mounts", "events", "pricing"}
+	rootKeys   = []string{"version", "tools", "policyRules", "mounts", "events", "pricing", "budgets"}
 	toolKeys   = []string{"name", "description", "input", "paths", "timeout", "maxResultChars", KindLambda, KindHTTP, KindMCP, "local"}
 	lambdaKeys = []string{"function", "qualifier"}
 	httpKeys   = []string{"method", "url", "headers", "body", "auth", "maxResponseBytes"}

@@ -49,7 +49,15 @@ func slots() []slot {
 	return []slot{
 		{ptr: "/properties", doc: func(in string) string { return "{ " + in + " }\n" }, samples: map[string]string{
 			"version": "version: 1", "tools": "tools: []", "policyRules": "policyRules: []", "mounts": "mounts: []", "events": "events: {}",
-			"pricing": "pricing: { default: { input: 3 } }"}},
+			"pricing": "pricing: { default: { input: 3 } }", "budgets": "budgets: { session: { turn: { tokens: 100 } } }"}},
+		{ptr: "/properties/budgets/properties", doc: func(in string) string { return "budgets: { " + in + " }\n" }, samples: map[string]string{
+			"session": "session: { lifetime: { tokens: 100 } }", "workflows": "workflows: { access-request: { daily: { tokens: 100 } } }"}},
+		{ptr: "/properties/budgets/properties/session/properties", doc: func(in string) string { return "budgets: { session: { " + in + " } }\n" }, samples: map[string]string{
+			"turn": "turn: { tokens: 100 }", "lifetime": "lifetime: { tokens: 100 }"}},
+		{ptr: "/$defs/budgetWorkflow/properties", doc: func(in string) string { return "budgets: { workflows: { w: { " + in + " } } }\n" }, samples: map[string]string{
+			"turn": "turn: { tokens: 100 }", "lifetime": "lifetime: { tokens: 100 }", "daily": "daily: { tokens: 100 }"}},
+		{ptr: "/$defs/budgetLimit/properties", doc: func(in string) string { return "budgets: { session: { turn: { " + in + " } } }\n" }, samples: map[string]string{
+			"tokens": "tokens: 100", "usd": "usd: 2.5"}},
 		{ptr: "/$defs/price/properties", doc: func(in string) string { return "pricing: { claude: { " + in + " } }\n" }, samples: map[string]string{
 			"input": "input: 3", "output": "output: 15", "cacheRead": "input: 3, cacheRead: 0.3", "cacheWrite": "output: 15, cacheWrite: 3.75"}},
 		{ptr: "/$defs/events/properties", doc: func(in string) string { return "events: { " + in + " }\n" }, samples: map[string]string{
@@ -188,7 +196,10 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		ptr    string
 		fields map[string]string // Go field → schema key ("" = derived or positional)
 	}{
-		{Config{}, "/properties", map[string]string{"Version": "version", "Tools": "tools", "PolicyRules": "policyRules", "Mounts": "mounts", "Events": "events", "Pricing": "pricing"}},
+		{Config{}, "/properties", map[string]string{"Version": "version", "Tools": "tools", "PolicyRules": "policyRules", "Mounts": "mounts", "Events": "events", "Pricing": "pricing", "Budgets": "budgets"}},
+		{Budgets{}, "/properties/budgets/properties", map[string]string{"Session": "session", "Workflows": "workflows", "Line": "", "Column": ""}},
+		{BudgetLimits{}, "/$defs/budgetWorkflow/properties", map[string]string{"Turn": "turn", "Lifetime": "lifetime", "Daily": "daily", "Line": "", "Column": ""}},
+		{BudgetLimit{}, "/$defs/budgetLimit/properties", map[string]string{"Tokens": "tokens", "USD": "usd"}},
 		{pricing.Price{}, "/$defs/price/properties", map[string]string{"Input": "input", "Output": "output", "CacheRead": "cacheRead", "CacheWrite": "cacheWrite"}},
 		{Events{}, "/$defs/events/properties", map[string]string{"EventBridge": "eventBridge", "Log": "log"}},
 		{EventBridgeSink{}, "/$defs/events/properties/eventBridge/properties", map[string]string{"Bus": "bus", "Types": "types", "MaxDetailBytes": "maxDetailBytes", "Line": "", "Column": ""}},
@@ -236,7 +247,9 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		"/$defs/policyRule/properties": ruleKeys, "/$defs/mount/properties": mountKeys,
 		"/$defs/local/properties": localKeys, "/$defs/localAnswer/properties": answerKeys,
 		"/$defs/events/properties": eventsKeys, "/$defs/events/properties/eventBridge/properties": eventBridgeKeys,
-		"/$defs/events/properties/log/properties": eventLogKeys, "/$defs/price/properties": priceKeys} {
+		"/$defs/events/properties/log/properties": eventLogKeys, "/$defs/price/properties": priceKeys,
+		"/properties/budgets/properties": budgetsKeys, "/properties/budgets/properties/session/properties": budgetSessionKeys,
+		"/$defs/budgetWorkflow/properties": budgetWorkflowKeys, "/$defs/budgetLimit/properties": budgetLimitKeys} {
 		got := schematest.Keys(t, plain, ptr)
 		want := slices.Sorted(slices.Values(keys))
 		if !slices.Equal(slices.Sorted(slices.Values(got)), want) {

@@ -44,6 +44,9 @@ type Config struct {
 	// none: the ARCHMAX_PRICE_* variables are the fallback; a model no entry prices reports
 	// tokens only.
 	Pricing pricing.Table
+	// Budgets is the budgets section: limits in tokens and USD per turn, per session
+	// lifetime and per workflow per UTC day (budgets.go). nil when the file has none.
+	Budgets *Budgets
 }
 
 // Tool kinds.

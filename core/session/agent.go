@@ -275,6 +275,9 @@ func (r *run) recordUsage(state, role, modelID string, resp *model.Response) {
 		CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens}); ok {
 		data["costUsd"] = cost
 		r.rec.Usage.CostUSD = pricing.Add(r.rec.Usage.CostUSD, &cost)
+		r.spend(u.InputTokens+u.OutputTokens, &cost)
+	} else {
+		r.spend(u.InputTokens+u.OutputTokens, nil)
 	}
 	r.emit(events.ModelUsage, data)
 }

@@ -26,6 +26,9 @@ type turnMark struct {
 	Steps       int         `json:"steps,omitempty"`
 	// By is who made the call (WithCaller): the summary's turnBy.
 	By *identity.Principal `json:"by,omitempty"`
+	// BudgetBase is the session's usage when the turn took its first step: the turn's
+	// budget counts from it (budget.go).
+	BudgetBase *Usage `json:"budgetBase,omitempty"`
 }
 
 // newTurnID returns a fresh turn id: "t" + 16 lowercase base32 characters.

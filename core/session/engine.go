@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/kernel"
 	"github.com/archmax-ai/archmax/core/machine"
 	"github.com/archmax-ai/archmax/core/model"
@@ -69,6 +70,12 @@ type Config struct {
 	// ARCHMAX_PRICE_* variables): model-usage events and the session's usage carry costUsd
 	// when an entry prices the call's model; nil prices nothing (tokens only).
 	Pricing pricing.Table
+	// Budgets are the host file's budgets (budget.go: limits per turn, per session lifetime
+	// and per workflow per UTC day, in tokens and USD); nil limits nothing. Usage counts the
+	// workflows' daily usage (nil: Log, when it is a store.UsageCounter; a daily budget
+	// without one is refused at New).
+	Budgets *hostconfig.Budgets
+	Usage   store.UsageCounter
 	// SystemPrompt is the host's systemPrompt layer, appended after AGENTS.md (spec 02 §14.1).
 	SystemPrompt string
 	// Tools are the host's own tools (checked at New: *ReservedToolNameError, *ToolPathsError).
@@ -132,6 +139,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	hostTools, err := checkHostTools(cfg.Tools)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkBudgets(cfg); err != nil {
 		return nil, err
 	}
 	if err := checkMounts(cfg); err != nil {
@@ -235,7 +245,9 @@ func (e *Engine) readOptional(ctx context.Context, key string) string {
 // *spec.SessionStoreIdError, *EmptyMessageError, *spec.InvalidVariableNameError,
 // *spec.InvalidTitleError, *InvalidTurnFileError, *spec.UnknownTriggerError,
 // *spec.WorkflowLoadError, *UnknownWorkflowError, *WorkflowMismatchError,
-// *SessionNotResumableError, *TurnAbortedError, *model.CallError, store errors.
+// *SessionNotResumableError, *TurnAbortedError, *model.CallError, *BudgetExceededError (a
+// new turn on a session or workflow whose lifetime or daily budget is spent),
+// *BudgetPricingError, store errors.
 func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Outcome, error) {
 	id, err := spec.CheckSessionID(sessionID)
 	if err != nil {
@@ -285,6 +297,9 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 		if strings.TrimSpace(in.Message) == "" {
 			return nil, &EmptyMessageError{SessionID: id}
 		}
+		if err := r.refuseOverBudget(); err != nil {
+			return nil, err
+		}
 		return r.turn(in, seeds)
 	})
 }
@@ -299,6 +314,9 @@ func (e *Engine) withSession(ctx context.Context, id string, fn func(r *run) (*O
 func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn func(r *run) (*Outcome, error)) (*Outcome, error) {
 	wf, err := e.loadWorkflow(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.checkBudgetPricing(wf.spec); err != nil {
 		return nil, err
 	}
 	owner := e.cfg.Owner + "/" + newMessageID()[1:9]

@@ -37,6 +37,9 @@ func (r *run) loop() (settlement, error) {
 			r.rec.State, r.rec.StateTurns = to, nil
 			st = r.sp.State(to)
 		}
+		if s := r.budgetStop(); s != nil { // a budget reached by the last step (budget.go)
+			return *s, nil
+		}
 		if !r.step() {
 			return settlement{status: StatusRejected, reason: stepLimitExceeded}, nil
 		}

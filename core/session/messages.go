@@ -552,3 +552,33 @@ func openingValue(v any) (string, bool) {
 func sessionDeletingMessage(id string) string {
 	return fmt.Sprintf("Session '%s' is being deleted: no call runs on it. Repeat the delete to finish it.", id)
 }
+
+// budgetExceededMessage is BudgetExceededError's text (BU22-1): which budget, its limit and
+// what was used, and what to do next.
+func budgetExceededMessage(e *BudgetExceededError) string {
+	amount := func(v float64) string {
+		if e.Unit == BudgetTokens {
+			return fmt.Sprintf("%d tokens", int64(v))
+		}
+		return usdAmount(v)
+	}
+	var what, next string
+	switch e.Kind {
+	case BudgetTurn:
+		what = fmt.Sprintf("session '%s' reached its budget per turn", e.SessionID)
+		next = "or send a new message to start a new turn"
+	case BudgetLifetime:
+		what = fmt.Sprintf("session '%s' reached its lifetime budget (its sub-workflows included)", e.SessionID)
+		next = "or start a new session"
+	default:
+		what = fmt.Sprintf("workflow '%s' reached its daily budget for %s (UTC, every session of the workflow)", e.Workflow, e.Day)
+		next = "or wait for the next UTC day"
+	}
+	return fmt.Sprintf("Budget exceeded: %s of %s (used %s), so it stops before its next step. Raise %s in %s to let it go on, %s.",
+		what, amount(e.Limit), amount(e.Used), e.Field, spec.HostFile, next)
+}
+
+// budgetCountFailed is the warning of a daily usage counter that could not be read or added to.
+func budgetCountFailed(err error) string {
+	return "the workflow's daily usage counter could not be updated, so this step is not held to the daily budget: " + err.Error()
+}

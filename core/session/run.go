@@ -86,6 +86,10 @@ type run struct {
 	outEvents  []events.Event
 	settling   bool
 	outboxHint bool
+
+	// budget is the call's own usage not yet in the daily counter and the counter's
+	// totals (budget.go)
+	budget budgetState
 }
 
 // settlement is how the state loop ended.
@@ -266,6 +270,7 @@ func (r *run) commit() error {
 		}
 	}
 	r.publishOutbox(cctx)
+	r.countCommitted(cctx) // the committed steps' own usage, into the workflow's daily counter
 	return nil
 }
 

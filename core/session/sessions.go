@@ -31,7 +31,8 @@ type SessionSummary struct {
 	// function's system principal for a timer), when it was recorded.
 	TurnBy *identity.Principal `json:"turnBy,omitempty"`
 	// LastError says why the running turn's last attempt stopped (with Interrupted): it
-	// failed, and a retry or the next message continues it.
+	// failed, and a retry or the next message continues it. On a session a budget rejected
+	// it is the stop's code budget_exceeded and its message (BudgetExceededCode).
 	LastError *TurnError `json:"lastError,omitempty"`
 	// LastTurn is how the latest settled call ended, with the outcome summary's field names
 	// and values (kind, status, state, reply, …): after a 202 the call has settled when
@@ -188,8 +189,8 @@ func (s *Sessions) summarize(ctx context.Context, h *store.Head) *SessionSummary
 		if rec.CurrentTurn != nil {
 			sum.TurnID, sum.TurnBy = rec.CurrentTurn.ID, rec.CurrentTurn.By
 		}
-		if sum.Status == StatusRunning {
-			sum.LastError = rec.LastError
+		if sum.Status == StatusRunning || rec.LastError != nil && rec.LastError.Code == BudgetExceededCode {
+			sum.LastError = rec.LastError // a budget's stop is shown on the session it rejected too (BU22-5)
 		}
 		// a call that committed a park keeps its lease for the park's closing message: until it
 		// lets go (or dies, and the lease lapses) its lastTurn is not final, so none is shown
