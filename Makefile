@@ -117,3 +117,21 @@ infra-test:
 
 clean:
 	rm -rf .archmax fixtures/*/.archmax bin build cdk.out
+
+## local-engines / local-engines-stop: the local engines `sam local invoke` / `start-api` point
+## the functions at (local/scripts/local-engines.sh; infra/README.md "sam local"): DynamoDB
+## Local, the S3 fake (the workspace WORKSPACE, default fixtures/access-desk, under SPEC_PREFIX)
+## and the Converse fake (MODEL_SCRIPT, default the workspace's happy.model.yaml), listening on
+## every interface; the table and bucket archmax-local; the env file
+## cdk.out/local-engines/sam-env.json for cdk.out/archmax-$(STAGE).template.json (`make synth`
+## first) and the dummy credentials cdk.out/local-engines/credentials.env; ENGINES_HOST (default
+## host.docker.internal) is the engines' host as the containers reach it. Not part of `make test`.
+.PHONY: local-engines local-engines-stop
+local-engines: engines
+	@STAGE=$(call q,$(STAGE)) $(if $(DEPLOY_WORKSPACE),LOCAL_WORKSPACE=$(call q,$(DEPLOY_WORKSPACE))) \
+	  $(if $(SPEC_PREFIX),SPEC_PREFIX=$(call q,$(SPEC_PREFIX))) $(if $(MODEL_SCRIPT),MODEL_SCRIPT=$(call q,$(MODEL_SCRIPT))) \
+	  $(if $(ENGINES_HOST),ENGINES_HOST=$(call q,$(ENGINES_HOST))) \
+	  local/scripts/local-engines.sh start
+
+local-engines-stop:
+	@local/scripts/local-engines.sh stop
