@@ -480,6 +480,7 @@ func (r *run) emitCalled(state string, origin kernel.Origin, callID, tool string
 		called["origin"] = string(origin)
 	}
 	r.emit(events.ToolCalled, called)
+	r.traceToolStart(state, origin, callID, tool) // the call's span (trace.go)
 }
 
 // emitResult settles a tool-called with tool-result (preview capped, 02 §12.6).
@@ -495,6 +496,7 @@ func (r *run) emitResult(state string, origin kernel.Origin, callID, tool, text 
 		result["origin"] = string(origin)
 	}
 	r.emit(events.ToolResult, result)
+	r.traceToolEnd(callID, isErr)
 }
 
 // dispatch runs one of the agent's tool calls: govern, then the tool. It returns the text

@@ -54,7 +54,7 @@ func (r *run) codeStep(st *spec.State) (stepResult, error) {
 			}
 		},
 	}
-	runErr := sandbox.RunCodeState(r.ctx, run, h)
+	runErr := r.traceCode(st, func() error { return sandbox.RunCodeState(r.ctx, run, h) })
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// host calls still in flight were cancelled by the sandbox; from here on they must not

@@ -463,7 +463,7 @@ func (r *run) runDelegations(ctx context.Context, ds []*delegation) {
 				return
 			}
 			r.childDriven.Store(true)
-			d.run(ctx)
+			d.run(r.traceDelegation(ctx, d))
 		}()
 	}
 	wg.Wait()
@@ -923,7 +923,7 @@ func (r *run) delegateDetached(ctx context.Context, st *spec.State, origin kerne
 	childCtx := WithStepDeadline(ctx, timeZero)
 	release, ok := r.slot(childCtx)
 	if ok {
-		d.run(childCtx)
+		d.run(r.traceDelegation(childCtx, d))
 		release()
 	} else {
 		d.err = ctx.Err()

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/kernel"
@@ -97,6 +99,10 @@ type Config struct {
 	// spec.DefaultSubWorkflowConcurrency, 4; further dispatches queue) — spec 02 §8.3.
 	MaxDelegationDepth       int
 	MaxConcurrentDelegations int
+	// TracerProvider, when set, traces every call: a turn span, a span per step, model,
+	// tool, code state and delegation spans under it (trace.go; docs/operations.md
+	// "Traces"). nil or a noop provider: no spans, nothing recorded.
+	TracerProvider trace.TracerProvider
 }
 
 // Engine runs sessions of one workflow. Safe for concurrent use across sessions.
@@ -137,6 +143,7 @@ func New(cfg Config) (*Engine, error) {
 		h, _ := os.Hostname()
 		cfg.Owner = h + ":" + strconv.Itoa(os.Getpid())
 	}
+	cfg.Model = traceModel(cfg.Model, cfg.TracerProvider) // model spans (trace.go)
 	hostTools, err := checkHostTools(cfg.Tools)
 	if err != nil {
 		return nil, err
@@ -311,7 +318,7 @@ func (e *Engine) withSession(ctx context.Context, id string, fn func(r *run) (*O
 }
 
 // withSessionOf is withSession; newTurn false keeps the stored turn (Continue).
-func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn func(r *run) (*Outcome, error)) (*Outcome, error) {
+func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn func(r *run) (*Outcome, error)) (out *Outcome, err error) {
 	wf, err := e.loadWorkflow(ctx)
 	if err != nil {
 		return nil, err
@@ -334,6 +341,10 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 	if err != nil {
 		return nil, err
 	}
+	if Status(head.Status) == StatusDeleting { // a deletion began (RD22-2): no call runs on it
+		_ = e.cfg.Log.Release(context.WithoutCancel(ctx), id, owner)
+		return nil, &SessionDeletingError{SessionID: id}
+	}
 	stopKeeper := e.keepLease(ctx, id, owner)
 	defer func() {
 		stopKeeper()
@@ -355,6 +366,7 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 	if err != nil {
 		return nil, err
 	}
+	defer r.traceTurn(newTurn)(&out, &err)
 	if len(r.rec.Outbox) > 0 { // a writer died before it published: first of all, publish
 		r.outboxHint = true
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.LeaseTTL)

@@ -43,6 +43,7 @@ func (r *run) loop() (settlement, error) {
 		if !r.step() {
 			return settlement{status: StatusRejected, reason: stepLimitExceeded}, nil
 		}
+		stepDone := r.traceStep(st) // the step's span (trace.go)
 		res, pending, err := r.pendingStep()
 		switch {
 		case pending:
@@ -57,6 +58,7 @@ func (r *run) loop() (settlement, error) {
 		default:
 			res = stepResult{settled: &settlement{status: StatusRejected, reason: notSupportedYet(st.Type, st.Slug)}}
 		}
+		stepDone(res, err)
 		if err != nil {
 			return settlement{}, err
 		}

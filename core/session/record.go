@@ -136,6 +136,9 @@ type record struct {
 	// Outbox are the notifications the last commits owe the outbound sink (outbox.go),
 	// stored by the commit that owes them and cleared once they are published.
 	Outbox []outbound.Notification `json:"outbox,omitempty"`
+	// Trace is the W3C traceparent of the turn span of the last call (tracing on only): a
+	// continuation without one of its own continues that trace (trace.go, TR22-4).
+	Trace string `json:"trace,omitempty"`
 }
 
 // TurnError is why a turn's last attempt stopped without settling (a model or store

@@ -86,6 +86,7 @@ type run struct {
 	outEvents  []events.Event
 	settling   bool
 	outboxHint bool
+	tr         *runTrace // the call's open spans (trace.go); nil when tracing is off
 
 	// budget is the call's own usage not yet in the daily counter and the counter's
 	// totals (budget.go)

@@ -25,6 +25,7 @@ import (
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/fs"
 	"github.com/archmax-ai/archmax/core/store/memory"
+	"github.com/archmax-ai/archmax/functions/handlers/tracing"
 	"github.com/archmax-ai/archmax/local/conversefake"
 )
 
@@ -69,6 +70,7 @@ type Env struct {
 	memFiles *memory.Files
 	closers  []interface{ Close() error } // the fs roots this env opened
 	host     *host.Env                    // how the host file is applied (hostEnv)
+	tracing  *tracing.Provider            // the OTEL_* trace export (tracing.go); nil: off
 }
 
 // Open assembles the environment. Exactly one of ModelScript and Bedrock must be set. With
@@ -103,6 +105,9 @@ func Open(ctx context.Context, opts Options) (*Env, error) {
 		opts.ModelID = DefaultModelID
 	}
 	env.opts = opts
+	if err := env.openTracing(ctx); err != nil {
+		return nil, err
+	}
 	if opts.NoModel {
 		return env, nil
 	}
@@ -228,8 +233,9 @@ func (env *Env) Config() (session.Config, error) {
 		Events:   env.opts.Events,
 		Clock:    env.opts.Clock,
 		// local leases are short, so a killed run does not lock a session for long
-		LeaseTTL:  30 * time.Second,
-		Scheduler: env.opts.Scheduler,
+		LeaseTTL:       30 * time.Second,
+		Scheduler:      env.opts.Scheduler,
+		TracerProvider: env.tracing.TracerProvider(),
 	}, nil
 }
 
@@ -282,6 +288,7 @@ func fileExists(p string) bool {
 // Close stops the Converse fake, if one was started, and closes the stores it opened.
 func (env *Env) Close() error {
 	var errs []error
+	errs = append(errs, env.closeTracing())
 	for _, c := range env.closers {
 		errs = append(errs, c.Close())
 	}
