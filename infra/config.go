@@ -116,6 +116,8 @@ type Config struct {
 	Workspace *Workspace
 	// Ops are the alarm topic, the reserved concurrency and the API throttling (operations.go).
 	Ops Operations
+	// Tracing is the functions' trace export (tracing.go); zero: off.
+	Tracing Tracing
 }
 
 // AllModels is Model followed by the other Models, without repeats.
@@ -207,6 +209,9 @@ func ConfigFromContext(scope constructs.Construct) (Config, error) {
 	if c.Ops, err = operationsFromContext(get); err != nil {
 		return Config{}, err
 	}
+	if c.Tracing, err = tracingFromContext(get); err != nil {
+		return Config{}, err
+	}
 	if routes := get(CtxEventRoutes, ""); routes != "" {
 		dec := json.NewDecoder(strings.NewReader(routes))
 		dec.DisallowUnknownFields()
@@ -258,6 +263,9 @@ func (c Config) Check() error {
 		}
 	}
 	if err := c.Ops.check(); err != nil {
+		return err
+	}
+	if err := c.Tracing.check(); err != nil {
 		return err
 	}
 	if _, ok := retention[c.LogRetentionDays]; !ok {

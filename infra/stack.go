@@ -60,7 +60,16 @@ const (
 	EnvIAMDeciders      = "ARCHMAX_IAM_DECIDERS"
 	EnvFourEyes         = "ARCHMAX_FOUR_EYES"
 	EnvHostFileSHA256   = "ARCHMAX_HOST_FILE_SHA256"
+	// The endpoint overrides, declared empty (the AWS default) on every function so that
+	// `sam local --env-vars` can set them (SAM replaces only declared variables; DECISIONS
+	// SL22-1, local/samenv).
+	EnvDynamoDBEndpoint = "ARCHMAX_DYNAMODB_ENDPOINT"
+	EnvS3Endpoint       = "ARCHMAX_S3_ENDPOINT"
+	EnvBedrockEndpoint  = "ARCHMAX_BEDROCK_ENDPOINT"
 )
+
+// EndpointVars are the endpoint overrides every function declares, empty.
+var EndpointVars = []string{EnvDynamoDBEndpoint, EnvS3Endpoint, EnvBedrockEndpoint}
 
 // HTTPFunctions serve API Gateway (or function URL) requests: they get the access settings.
 var HTTPFunctions = []string{FnTurn, FnDecide, FnDeliver, FnSessions, FnStream}
@@ -244,6 +253,9 @@ func (s *Stack) function(fn string) {
 		EnvSessionPrefix: jsii.String(cfg.SessionPrefix),
 		EnvModel:         jsii.String(cfg.Model),
 	}
+	for _, v := range EndpointVars {
+		env[v] = jsii.String("")
+	}
 	if acc.Schedules {
 		env[EnvSchedulerGroup] = jsii.String(cfg.StackName())
 		env[EnvWakeTargetARN] = FunctionArn(s.Stack, cfg, FnWake)
@@ -290,6 +302,7 @@ func (s *Stack) function(fn string) {
 		Timeout:    awscdk.Duration_Minutes(jsii.Number(15)),
 		Tracing:    awslambda.Tracing_ACTIVE,
 	}
+	cfg.Tracing.apply(s, fn, props, env) // the trace export's layer and endpoint (tracing.go)
 	if n, ok := cfg.Ops.ReservedConcurrency[fn]; ok {
 		props.ReservedConcurrentExecutions = jsii.Number(float64(n))
 	}
