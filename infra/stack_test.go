@@ -296,7 +296,7 @@ func TestEnvironment(t *testing.T) {
 	fns := resources("AWS::Lambda::Function")
 	ids := functionIDs(t)
 	schedulerRole := schedulerRoleID(t)
-	base := []string{EnvBucket, EnvModel, EnvSessionPrefix, EnvSpecPrefix, EnvTable}
+	base := append([]string{EnvBucket, EnvModel, EnvSessionPrefix, EnvSpecPrefix, EnvTable}, EndpointVars...)
 	writers := append(slices.Clone(base), EnvSchedulerGroup, EnvSchedulerRoleARN, EnvSchedulerDLQARN, EnvWakeTargetARN, EnvHostFileSHA256)
 	roles := []string{EnvIAMAdmins, EnvIAMDeciders} // the HTTP functions, under IAM authorization
 	want := map[string][]string{
@@ -366,7 +366,8 @@ func TestEnvironment(t *testing.T) {
 		"EnvSessionPrefix": EnvSessionPrefix, "EnvModel": EnvModel, "EnvSchedulerGroup": EnvSchedulerGroup,
 		"EnvWakeTargetARN": EnvWakeTargetARN, "EnvSchedulerRoleARN": EnvSchedulerRoleARN, "EnvEventRoutes": EnvEventRoutes,
 		"EnvJWTScopePrefix": EnvJWTScopePrefix, "EnvIAMAdmins": EnvIAMAdmins, "EnvIAMDeciders": EnvIAMDeciders, "EnvFourEyes": EnvFourEyes,
-		"EnvHostFileSHA256": EnvHostFileSHA256, "EnvSchedulerDLQARN": EnvSchedulerDLQARN} {
+		"EnvHostFileSHA256": EnvHostFileSHA256, "EnvSchedulerDLQARN": EnvSchedulerDLQARN,
+		"EnvDynamoDBEndpoint": EnvDynamoDBEndpoint, "EnvS3Endpoint": EnvS3Endpoint, "EnvBedrockEndpoint": EnvBedrockEndpoint} {
 		if known[name] != value {
 			t.Errorf("%s = %q here, %q in functions/handlers", name, value, known[name])
 		}
