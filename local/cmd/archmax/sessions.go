@@ -31,10 +31,10 @@ func newSessionsCommand(code *int) *cobra.Command {
 	var f runFlags
 	var status string
 	var after, limit int
-	var artifactsDir string
+	var artifactsDir, deleteID string
 	cmd := &cobra.Command{
 		Use:   "sessions [flags] [SESSION]",
-		Short: "List stored sessions, or show one in full",
+		Short: "List stored sessions, show one in full, or delete one",
 		Long: `Without SESSION, list the stored sessions newest first as a table on stdout: id, workflow,
 status (open or finished), state, when it last changed, what a parked session awaits (a
 decision and its choices, or input with its reason and due time), and its variable names.
@@ -53,20 +53,44 @@ trajectory.json, trail.json, variables.json, metadata.json, as GET
 --json prints the session summary of the HTTP API instead (GET /v1/sessions/{id}), or for the
 list a JSON array of them; the summary is documented in docs/openapi.yaml.
 
+--delete SESSION deletes that session and everything of it, as DELETE /v1/sessions/{id} does:
+its sub-workflow child sessions, its files (scratchpad, artifacts, attachments), its stored
+large values, its transcript, trail and events. The workflow snapshots sessions share are
+kept. There is no confirmation, and deleting a session that is not there (never ran, deleted
+already) succeeds too, so the command can be repeated. A session whose turn is running (its
+own or a child's) is refused: retry once the turn parks or ends. A sub-workflow child is
+deleted with its root session. A deletion interrupted part-way leaves the session with status
+'deleting'; deleting it again finishes it.
+
 No model is needed. Sessions are read from --store (default .archmax/) or, with --aws, from
 DynamoDB and S3 as 'archmax run --aws' keeps them.
 
-Exit status: 0 listed, 1 no such session (or the store failed), 2 usage error.`,
+Exit status: 0 listed (or deleted, or nothing to delete), 1 no such session to show, a
+refused delete (or the store failed), 2 usage error.`,
 		Example: `  archmax sessions
   archmax sessions --workflow order-lookup --status awaiting_decision
   archmax sessions conv-7 --after 20
-  archmax sessions conv-7 --artifacts out/conv-7`,
-		Args: func(_ *cobra.Command, args []string) error {
+  archmax sessions conv-7 --artifacts out/conv-7
+  archmax sessions --delete conv-7`,
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError{fmt.Errorf("unexpected argument '%s': sessions takes at most one SESSION", args[1])}
 			}
 			if len(args) == 1 {
 				if _, err := spec.CheckSessionID(args[0]); err != nil {
+					return usageError{err}
+				}
+			}
+			if cmd.Flags().Changed("delete") {
+				if len(args) > 0 {
+					return usageError{fmt.Errorf("unexpected argument '%s': --delete names the session to delete", args[0])}
+				}
+				for _, other := range []string{"workflow", "status", "after", "limit", "json", "artifacts"} {
+					if cmd.Flags().Changed(other) {
+						return usageError{fmt.Errorf("--delete cannot be combined with --%s", other)}
+					}
+				}
+				if _, err := spec.CheckSessionID(deleteID); err != nil {
 					return usageError{err}
 				}
 			}
@@ -77,9 +101,9 @@ Exit status: 0 listed, 1 no such session (or the store failed), 2 usage error.`,
 			}
 			switch session.Status(status) {
 			case "", session.StatusRunning, session.StatusCompleted, session.StatusFailed, session.StatusRejected,
-				session.StatusAwaitingDecision, session.StatusAwaitingInput:
+				session.StatusAwaitingDecision, session.StatusAwaitingInput, session.StatusDeleting:
 			default:
-				return usageError{errors.New("--status must be one of running, completed, failed, rejected, awaiting_decision, awaiting_input")}
+				return usageError{errors.New("--status must be one of running, completed, failed, rejected, awaiting_decision, awaiting_input, deleting")}
 			}
 			if artifactsDir != "" && len(args) == 0 {
 				return usageError{errors.New("--artifacts DIR needs a SESSION")}
@@ -96,6 +120,9 @@ Exit status: 0 listed, 1 no such session (or the store failed), 2 usage error.`,
 			}
 			defer closeEnv()
 			ctx, out := cmd.Context(), cmd.OutOrStdout()
+			if cmd.Flags().Changed("delete") {
+				return deleteSession(ctx, sessions, deleteID, out)
+			}
 			if sessions == nil && len(args) == 0 {
 				return listSessions(ctx, nil, session.ListOptions{}, f.jsonOut, out)
 			}
@@ -133,6 +160,7 @@ Exit status: 0 listed, 1 no such session (or the store failed), 2 usage error.`,
 	fl.IntVar(&limit, "limit", sessionsPage, "with SESSION: how many transcript messages to print")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the session summary (or a JSON array of them) of the HTTP API")
 	fl.StringVar(&artifactsDir, "artifacts", "", "with SESSION: write its artifacts (graph.json, trajectory.json, …) into this directory")
+	fl.StringVar(&deleteID, "delete", "", "delete this session and everything of it (its sub-workflow sessions, files, transcript); no confirmation, repeatable")
 	return cmd
 }
 
@@ -157,6 +185,29 @@ func (f *runFlags) openSessions(cmd *cobra.Command) (*session.Sessions, func(), 
 		return nil, nil, err
 	}
 	return s, func() { _ = env.Close() }, nil
+}
+
+// deleteSession is `archmax sessions --delete SESSION` (session.Sessions.Delete; RD22-6):
+// one line on stdout — deleted, or nothing to delete — and exit 0 either way; a refusal (a
+// turn running, a child session) is an error naming what to do.
+func deleteSession(ctx context.Context, sessions *session.Sessions, id string, out io.Writer) error {
+	existed := false
+	if sessions != nil { // no store yet: nothing to delete, and none is created
+		var err error
+		if existed, err = sessions.Delete(ctx, id); err != nil {
+			var busy *session.SessionNotResumableError
+			if errors.As(err, &busy) {
+				return &worded{msg: fmt.Sprintf("session '%s' has a turn running (its own or a sub-workflow's): retry the delete once the turn parks or ends", id), err: err}
+			}
+			return err
+		}
+	}
+	if existed {
+		fmt.Fprintf(out, "deleted session '%s'\n", id)
+	} else {
+		fmt.Fprintf(out, "no session '%s' in this store: nothing to delete\n", id)
+	}
+	return nil
 }
 
 // sessionsError words a failed read of one session.

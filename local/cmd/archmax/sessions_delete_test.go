@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/archmax-ai/archmax/core/store/fs"
+)
+
+// RD22-6: `archmax sessions --delete SESSION` deletes a stored session — its log and its
+// files, never the shared spec snapshots — with no confirmation; repeating it, or deleting a
+// session that never ran, succeeds; a running turn refuses it; usage errors are exit 2.
+func TestSessionsDelete(t *testing.T) {
+	store := t.TempDir()
+	common := []string{"--workspace", ws, "--store", store}
+	if code, _, errs := run(t, append([]string{"run", "--session", "d-1", "--model-script", ws + "/model-scripts/happy.model.yaml",
+		"access-request", "Hi, I'm Dana from the platform team. I need badge access to the east lab, please."}, common...)...); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	if code, _, errs := run(t, append([]string{"run", "--session", "d-2", "--model-script", ws + "/model-scripts/happy.model.yaml",
+		"access-request", "Hi, I'm Dana from the platform team. I need badge access to the east lab, please."}, common...)...); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	sessionFiles := filepath.Join(store, "files", "d-1")
+	if _, err := os.Stat(sessionFiles); err != nil {
+		t.Fatalf("the session wrote no files: %v", err)
+	}
+	specs, _ := os.ReadDir(filepath.Join(store, "files", "_specs"))
+	if len(specs) == 0 {
+		t.Fatal("no spec snapshot stored")
+	}
+
+	code, out, errs := run(t, append([]string{"sessions", "--delete", "d-1"}, common...)...)
+	if code != exitOK || out != "deleted session 'd-1'\n" || errs != "" {
+		t.Fatalf("delete: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if _, err := os.Stat(sessionFiles); !os.IsNotExist(err) {
+		t.Errorf("the session's files survived: %v", err)
+	}
+	if after, _ := os.ReadDir(filepath.Join(store, "files", "_specs")); len(after) != len(specs) {
+		t.Errorf("spec snapshots: %d → %d", len(specs), len(after))
+	}
+	if code, _, errs := run(t, append([]string{"sessions", "d-1"}, common...)...); code != exitFail || !strings.Contains(errs, "no session 'd-1'") {
+		t.Errorf("show after delete: exit %d, %s", code, errs)
+	}
+	if code, out, _ := run(t, append([]string{"sessions", "d-2"}, common...)...); code != exitOK || !strings.Contains(out, "d-2") {
+		t.Errorf("the other session after the delete: exit %d", code)
+	}
+	for _, id := range []string{"d-1", "never-ran"} {
+		if code, out, errs := run(t, append([]string{"sessions", "--delete", id}, common...)...); code != exitOK || out != "no session '"+id+"' in this store: nothing to delete\n" {
+			t.Errorf("delete %s again: exit %d, stdout %q, stderr %q", id, code, out, errs)
+		}
+	}
+	if code, out, _ := run(t, "sessions", "--delete", "x", "--workspace", ws, "--store", filepath.Join(t.TempDir(), "none")); code != exitOK || !strings.Contains(out, "nothing to delete") {
+		t.Errorf("delete from a store that does not exist: exit %d %q", code, out)
+	}
+
+	// a turn holds d-2: refused, nothing deleted
+	log, err := fs.Open(filepath.Join(store, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := log.Acquire(context.Background(), "d-2", "a-turn", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	code, _, errs = run(t, append([]string{"sessions", "--delete", "d-2"}, common...)...)
+	if code != exitFail || !strings.Contains(errs, "retry the delete once the turn parks or ends") {
+		t.Errorf("delete during a turn: exit %d, %s", code, errs)
+	}
+	if code, _, _ := run(t, append([]string{"sessions", "d-2"}, common...)...); code != exitOK {
+		t.Errorf("the refused delete deleted: exit %d", code)
+	}
+
+	for _, args := range [][]string{
+		{"sessions", "--delete", "d-2", "d-3"},
+		{"sessions", "--delete", "d-2", "--json"},
+		{"sessions", "--delete", "../x"},
+		{"sessions", "--delete", ""},
+	} {
+		if code, _, errs := run(t, append(args, common...)...); code != exitUsage {
+			t.Errorf("%v: exit %d, %s", args, code, errs)
+		}
+	}
+}
