@@ -47,7 +47,7 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Short: "Run governed LLM-agent workflows locally",
 		Long: `Run governed LLM-agent workflows locally: command lines written for the @archmax-ai/harness 1.0
 CLI run unchanged (run, test, validate, sessions, decide, reply, deliver, help), beside this
-runtime's own commands (serve, graph, init, skill) and flags.
+runtime's own commands (serve, graph, init, skill, redrive) and flags.
 
 A command's result goes to stdout (a reply, a verdict or summary line, a listing, a --json
 document); the narration (the state flow, park reports, usage, --verbose lines, diagnostics,
@@ -90,7 +90,7 @@ read); and this runtime's flags stay beside the reference's (--workspace, --var,
 	code := exitOK
 	root.AddCommand(newRunCommand(&code), newDecideCommand(&code), newDeliverCommand(&code), newReplyCommand(&code),
 		newSessionsCommand(&code), newValidateCommand(&code), newTestCommand(&code), newGraphCommand(&code), newServeCommand(),
-		newInitCommand(&code), newSkillCommand(&code))
+		newInitCommand(&code), newSkillCommand(&code), newRedriveCommand(&code))
 	root.Flags().Bool("version", false, "print the version and exit (every command takes --version)")
 	root.PersistentFlags().Bool(noColorFlag, false, "no colour on a terminal (so does a set NO_COLOR)")
 	addCompletions(root) // completion.go: workflow names, session ids, decision targets

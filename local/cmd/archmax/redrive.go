@@ -1,0 +1,398 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
+	lambdatypes "github.com/aws/aws-sdk-go-v2/service/lambda/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/spf13/cobra"
+)
+
+// `archmax redrive` re-submits the dead letters of a deployed stage (DECISIONS RV22-1…):
+// each message of the stage's queues is read, its original payload and the function it
+// was meant for are worked out from the message's format, the payload is invoked on that
+// function asynchronously (Lambda Invoke, InvocationType Event) and the message deleted
+// once Lambda accepted it. Never a new PutEvents: a start and a delivery are idempotent by
+// their EventBridge event id, which only the original event carries.
+
+// redriveQueues are the queue keys of a stage, in the order --queue all reads them: the
+// on-failure destination of every asynchronously invoked function, then the EventBridge
+// rules' and the Scheduler's dead letter queues (infra/operations.go names them).
+var redriveQueues = []string{"turn-failed", "decide-failed", "deliver-failed", "wake-failed", "stream-failed", "events-dlq", "schedules-dlq"}
+
+// The --json codes redrive's own failures carry.
+const codeRedriveQueue = "QueueReadError"
+
+// Tunables of a run (tests shorten the wait).
+var (
+	// redriveWait is each receive's long poll, in seconds: long polling asks every SQS
+	// server, so an empty answer means the queue has nothing visible.
+	redriveWait int32 = 1
+	// redriveVisibility is how long a received message stays hidden while the run works
+	// on it, in seconds; a message kept (unknown, dry run, failed) is made visible again
+	// when its queue is done.
+	redriveVisibility int32 = 120
+)
+
+// stageRe is a stage name as the stack accepts it.
+var stageRe = regexp.MustCompile(`^[a-z][a-z0-9-]{0,19}$`)
+
+// Actions of a message.
+const (
+	actRedriven = "redriven"      // invoked (accepted) and deleted
+	actWould    = "would-redrive" // --dry-run: what would be invoked; nothing sent, nothing deleted
+	actKept     = "kept"          // not a format redrive knows, or not this stage's: left in the queue
+	actFailed   = "failed"        // the invocation was refused (the message stays), or the delete failed
+)
+
+// redriveRecord is one message's line, and its --json record {"type": "message", …}.
+type redriveRecord struct {
+	Type      string `json:"type"`
+	Queue     string `json:"queue"`
+	MessageID string `json:"messageId"`
+	// Kind is what the payload is: start, delivery, continuation, wake, sweep; unknown
+	// when redrive does not recognise the message.
+	Kind      string `json:"kind"`
+	Target    string `json:"target,omitempty"` // the function re-submitted to (its name or ARN as the message names it)
+	SessionID string `json:"sessionId,omitempty"`
+	Action    string `json:"action"`
+	Reason    string `json:"reason,omitempty"` // why kept or failed
+	Cause     string `json:"cause,omitempty"`  // the original failure, as the message records it
+}
+
+// redriveSummary is the run's last line, and its --json record {"type": "summary", …}.
+type redriveSummary struct {
+	Type         string   `json:"type"`
+	Stage        string   `json:"stage"`
+	DryRun       bool     `json:"dryRun"`
+	Redriven     int      `json:"redriven"`
+	WouldRedrive int      `json:"wouldRedrive"`
+	Kept         int      `json:"kept"`
+	Failed       int      `json:"failed"`
+	Missing      []string `json:"missingQueues"` // queues the stage does not have
+}
+
+func newRedriveCommand(code *int) *cobra.Command {
+	var stage, region string
+	var queues []string
+	var dryRun, jsonOut bool
+	var maxN int
+	cmd := &cobra.Command{
+		Use:   "redrive --stage STAGE [--queue NAME|all] [--dry-run] [--max N] [--region R]",
+		Short: "Re-submit a deployed stage's dead letters to their functions",
+		Long: `Re-submit the messages of a deployed stage's dead letter queues (archmax-<stage>-<queue>):
+each message's original payload is invoked asynchronously on the function it was meant for,
+and the message is deleted once Lambda accepted the invocation. Nothing is put on the event
+bus again: a start and a delivery are recorded once by their EventBridge event id, which only
+the original event carries, so re-driving a message twice is harmless.
+
+  <fn>-failed      (turn, decide, deliver, wake, stream) Lambda's record of a failed
+                   asynchronous invocation: its requestPayload, on the function it names,
+                   which must be the queue's function
+  events-dlq       an event EventBridge could not hand over: the event, on the function of
+                   its TARGET_ARN attribute
+  schedules-dlq    a timed wake Scheduler could not hand over: {sessionId, parkId}, on the
+                   stage's wake function
+
+A message of any other shape, naming a function outside the stage, or carrying a payload that
+is none of a start, a delivery, a continuation, a wake or a sweep is kept in its queue and
+reported, never deleted; so is one whose invocation was refused. --dry-run reads and reports
+and changes nothing. Messages a run keeps are visible in their queue again when it ends.
+
+One line per message on stdout (queue, kind, target, session id when known, action), then
+a summary; with --json one record per message {"type": "message", "queue", "messageId",
+"kind", "target", "sessionId", "action", "reason", "cause"} and {"type": "summary", …}.
+The region is --region, else the AWS configuration; AWS_ENDPOINT_URL_SQS and
+AWS_ENDPOINT_URL_LAMBDA point the calls at local peers.
+
+Exit status: 0 every message re-submitted (or, with --dry-run, re-submittable), 1 a message
+kept or failed, or a queue that cannot be read, 2 usage error. Find the cause before you
+re-drive: a failure no retry fixes fails again.`,
+		Example: `  archmax redrive --stage dev --dry-run
+  archmax redrive --stage dev --queue turn-failed --max 10`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !stageRe.MatchString(stage) {
+				if stage == "" {
+					return usageError{errors.New("--stage STAGE is required: the deployed stage whose queues to read (archmax-<stage>-…)")}
+				}
+				return usageError{fmt.Errorf("--stage %q is not a stage name (lower-case letters, digits and '-', starting with a letter, at most 20)", stage)}
+			}
+			names, err := redriveQueueNames(queues)
+			if err != nil {
+				return usageError{err}
+			}
+			if maxN < 0 {
+				return usageError{fmt.Errorf("--max %d: give a count of messages, 0 for all", maxN)}
+			}
+			r, err := newRedriver(cmd.Context(), region, stage)
+			if err != nil {
+				return err
+			}
+			r.dryRun, r.max = dryRun, maxN
+			r.emit = redrivePrinter(cmd.OutOrStdout(), jsonOut)
+			sum, err := r.run(cmd.Context(), names)
+			if err != nil {
+				return err
+			}
+			printRedriveSummary(cmd.OutOrStdout(), jsonOut, sum)
+			if sum.Kept+sum.Failed+len(sum.Missing) > 0 {
+				*code = exitFail
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&stage, "stage", "", "the deployed stage (its queues and functions are archmax-<stage>-…)")
+	fl.StringSliceVar(&queues, "queue", []string{"all"}, "the queues to read: "+strings.Join(redriveQueues, ", ")+", or all (a comma-separated list)")
+	fl.BoolVar(&dryRun, "dry-run", false, "report what would be re-submitted; invoke nothing, delete nothing")
+	fl.IntVar(&maxN, "max", 0, "handle at most N messages over all the queues (0: all)")
+	fl.StringVar(&region, "region", "", "the AWS region (else the AWS configuration's)")
+	fl.BoolVar(&jsonOut, "json", false, "one JSON record per message, then the summary record")
+	_ = cmd.RegisterFlagCompletionFunc("queue", fixed(append(slices.Clone(redriveQueues), "all")...))
+	return cmd
+}
+
+// redriveQueueNames resolves --queue values to queue keys, in redriveQueues' order.
+func redriveQueueNames(values []string) ([]string, error) {
+	want := map[string]bool{}
+	for _, v := range values {
+		v = strings.TrimSpace(v)
+		switch {
+		case v == "all":
+			for _, q := range redriveQueues {
+				want[q] = true
+			}
+		case slices.Contains(redriveQueues, v):
+			want[v] = true
+		default:
+			return nil, fmt.Errorf("--queue %q is not a queue of the stage: %s, or all", v, strings.Join(redriveQueues, ", "))
+		}
+	}
+	var out []string
+	for _, q := range redriveQueues {
+		if want[q] {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+// redriver is one run over a stage's queues.
+type redriver struct {
+	sqs    *sqs.Client
+	lambda *lambda.Client
+	stage  string
+	dryRun bool
+	max    int // 0: no limit
+	emit   func(redriveRecord)
+}
+
+// newRedriver loads the AWS configuration (region from the flag, else the configuration;
+// endpoints from AWS_ENDPOINT_URL_SQS / AWS_ENDPOINT_URL_LAMBDA, read by the SDK) and checks
+// the region and the credentials before any call.
+func newRedriver(ctx context.Context, region, stage string) (*redriver, error) {
+	var opts []func(*config.LoadOptions) error
+	if region != "" {
+		opts = append(opts, config.WithRegion(region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, codedHint(codeAWSConfig, fmt.Errorf("load the AWS configuration: %w", err),
+			"check AWS_PROFILE and ~/.aws/config (`aws configure list` shows what is read)")
+	}
+	if cfg.Region == "" {
+		return nil, usageError{codedHint(codeNoRegion, errors.New("no AWS region for the stage's queues"),
+			"pass --region REGION (the stage's region) or set AWS_REGION, or a region in your AWS profile")}
+	}
+	if err := checkCredentials(ctx, cfg, "SQS and Lambda"); err != nil {
+		return nil, err
+	}
+	return &redriver{sqs: sqs.NewFromConfig(cfg), lambda: lambda.NewFromConfig(cfg), stage: stage}, nil
+}
+
+// queueName is the full name of a queue key: archmax-<stage>-<key>.
+func (r *redriver) queueName(key string) string { return "archmax-" + r.stage + "-" + key }
+
+// functionName is the Lambda name of a function of the stage: archmax-<stage>-<fn>.
+func (r *redriver) functionName(fn string) string { return "archmax-" + r.stage + "-" + fn }
+
+// run reads the queues in turn and handles each message once, up to r.max. A queue the
+// stage does not have is listed in the summary; any other failure to read a queue stops
+// the run with the error (the credentials, the network, a permission).
+func (r *redriver) run(ctx context.Context, keys []string) (redriveSummary, error) {
+	sum := redriveSummary{Type: "summary", Stage: r.stage, DryRun: r.dryRun, Missing: []string{}}
+	handled := 0
+	for _, key := range keys {
+		if r.max > 0 && handled >= r.max {
+			break
+		}
+		name := r.queueName(key)
+		out, err := r.sqs.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+		if errors.As(err, new(*sqstypes.QueueDoesNotExist)) {
+			sum.Missing = append(sum.Missing, name)
+			continue
+		}
+		if err != nil {
+			return sum, codedHint(codeRedriveQueue, fmt.Errorf("read queue %s: %w", name, err),
+				"the credentials need sqs:GetQueueUrl, sqs:ReceiveMessage, sqs:DeleteMessage and sqs:ChangeMessageVisibility on the stage's queues and lambda:InvokeFunction on its functions; check --region")
+		}
+		n, err := r.drain(ctx, key, name, *out.QueueUrl, handled, &sum)
+		handled += n
+		if err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
+}
+
+// drain handles the visible messages of one queue; it returns how many it handled.
+func (r *redriver) drain(ctx context.Context, key, name, url string, handled int, sum *redriveSummary) (int, error) {
+	seen := map[string]bool{}
+	var keep []string // receipt handles of the messages left in the queue
+	defer func() {
+		// what the run keeps is visible again at once, not after the run's visibility timeout
+		for _, h := range keep {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			_, _ = r.sqs.ChangeMessageVisibility(cctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(h), VisibilityTimeout: 0})
+			cancel()
+		}
+	}()
+	n := 0
+	for {
+		want := int32(10)
+		if r.max > 0 {
+			want = int32(min(10, r.max-handled-n))
+		}
+		if want <= 0 {
+			return n, nil
+		}
+		out, err := r.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl:                    aws.String(url),
+			MaxNumberOfMessages:         want,
+			VisibilityTimeout:           redriveVisibility,
+			WaitTimeSeconds:             redriveWait,
+			MessageAttributeNames:       []string{"All"},
+			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
+		})
+		if err != nil {
+			return n, codedHint(codeRedriveQueue, fmt.Errorf("receive from %s: %w", name, err),
+				"the credentials need sqs:ReceiveMessage on the stage's queues")
+		}
+		fresh := 0
+		for _, m := range out.Messages {
+			id := aws.ToString(m.MessageId)
+			if seen[id] {
+				continue // back after the visibility timeout of a long run: handled already
+			}
+			seen[id] = true
+			fresh++
+			n++
+			rec, kept := r.handle(ctx, key, name, url, m)
+			switch rec.Action {
+			case actRedriven:
+				sum.Redriven++
+			case actWould:
+				sum.WouldRedrive++
+			case actKept:
+				sum.Kept++
+			case actFailed:
+				sum.Failed++
+			}
+			if kept {
+				keep = append(keep, aws.ToString(m.ReceiptHandle))
+			}
+			r.emit(rec)
+		}
+		if fresh == 0 {
+			return n, nil
+		}
+	}
+}
+
+// handle re-submits one message (or, with --dry-run, says it would) and deletes it once
+// the invocation was accepted; kept reports a message left in the queue untouched (made
+// visible again when the queue is done). A message re-submitted whose delete failed is not
+// kept: it comes back after the run's visibility timeout, and a second re-submission is
+// harmless.
+func (r *redriver) handle(ctx context.Context, key, name, url string, m sqstypes.Message) (rec redriveRecord, kept bool) {
+	rec = redriveRecord{Type: "message", Queue: name, MessageID: aws.ToString(m.MessageId)}
+	p := r.classify(key, m)
+	rec.Kind, rec.Target, rec.SessionID, rec.Cause = p.kind, p.target, p.sessionID, p.cause
+	switch {
+	case p.reason != "":
+		rec.Action, rec.Reason = actKept, p.reason
+		return rec, true
+	case r.dryRun:
+		rec.Action = actWould
+		return rec, true
+	}
+	ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := r.lambda.Invoke(ictx, &lambda.InvokeInput{FunctionName: aws.String(p.target), InvocationType: lambdatypes.InvocationTypeEvent, Payload: p.payload})
+	if err == nil && out.StatusCode != 202 {
+		err = fmt.Errorf("Lambda answered %d, not 202 (accepted)", out.StatusCode)
+	}
+	if err != nil {
+		rec.Action, rec.Reason = actFailed, "the invocation was refused, the message stays: "+err.Error()
+		return rec, true
+	}
+	if _, err := r.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+		rec.Action, rec.Reason = actFailed, "re-submitted, but the message could not be deleted (re-driving it again is harmless): "+err.Error()
+		return rec, false
+	}
+	rec.Action = actRedriven
+	return rec, false
+}
+
+// redrivePrinter writes each record: a line, or with --json a JSON record.
+func redrivePrinter(w io.Writer, jsonOut bool) func(redriveRecord) {
+	return func(rec redriveRecord) {
+		if jsonOut {
+			b, _ := json.Marshal(rec)
+			fmt.Fprintf(w, "%s\n", b)
+			return
+		}
+		target := rec.Target
+		if target == "" {
+			target = "?"
+		}
+		line := fmt.Sprintf("%s %s: %s → %s", rec.Queue, rec.MessageID, rec.Kind, target)
+		if rec.SessionID != "" {
+			line += " (session " + rec.SessionID + ")"
+		}
+		line += ": " + strings.ReplaceAll(rec.Action, "-", " ")
+		if rec.Reason != "" {
+			line += " — " + rec.Reason
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+func printRedriveSummary(w io.Writer, jsonOut bool, sum redriveSummary) {
+	if jsonOut {
+		b, _ := json.Marshal(sum)
+		fmt.Fprintf(w, "%s\n", b)
+		return
+	}
+	for _, q := range sum.Missing {
+		fmt.Fprintf(w, "%s: no such queue in the region (is the stage deployed there?)\n", q)
+	}
+	if sum.DryRun {
+		fmt.Fprintf(w, "dry run: %d would be re-submitted, %d kept\n", sum.WouldRedrive, sum.Kept)
+		return
+	}
+	fmt.Fprintf(w, "%d redriven, %d kept, %d failed\n", sum.Redriven, sum.Kept, sum.Failed)
+}
