@@ -87,8 +87,12 @@ func invalidRequest(format string, args ...any) error {
 //	416 RangeNotSatisfiableError (header Content-Range: bytes */size)
 //	422 SignatureIssuesError (details.issues), UnknownTriggerError (details.available),
 //	    InvalidDecisionTargetError (details.validTargets), IdempotencyKeyReusedError
+//	429 budget_exceeded (session.BudgetExceededError: details.kind turn|lifetime|daily,
+//	    unit tokens|usd, limit, used, scope session|workflow, field, sessionId, workflow,
+//	    day for a daily budget — the budget is spent; raise it in archmax.host.yaml)
 //	500 WorkflowLoadError (details.diagnostics), UnsupportedRuntimeContractError
-//	    (details.requested, supported), InternalError (anything else)
+//	    (details.requested, supported), BudgetPricingError (details.workflow, field: a USD
+//	    budget on an unpriced model), InternalError (anything else)
 //	502 ModelCallError (details.providerCode)
 //	5xx of a call on a session (a start's included): details.sessionId and header Location
 //	    name the session (sessionFailure)
@@ -126,6 +130,8 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		superseded *session.TurnSupersededError
 		contErr    *continuation.ContinuationStartError
 		denied     *access.DeniedError
+		budget     *session.BudgetExceededError
+		unpriced   *session.BudgetPricingError
 	)
 	var contentErr *contentError
 	var sf *sessionFailure
@@ -220,6 +226,16 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 	case errors.As(err, &unknownTrg):
 		return http.StatusUnprocessableEntity, errBody(unknownTrg.Name(), unknownTrg.Error(), map[string]any{
 			"trigger": unknownTrg.TriggerID, "available": nonNil(unknownTrg.Available)}), false
+	case errors.As(err, &budget):
+		d := map[string]any{"kind": string(budget.Kind), "unit": string(budget.Unit), "limit": budget.Limit, "used": budget.Used,
+			"scope": string(budget.Scope), "field": budget.Field, "sessionId": budget.SessionID, "workflow": budget.Workflow}
+		if budget.Day != "" {
+			d["day"] = budget.Day
+		}
+		return http.StatusTooManyRequests, errBody(budget.Code(), budget.Error(), d), false
+	case errors.As(err, &unpriced):
+		return http.StatusInternalServerError, errBody(unpriced.Name(), unpriced.Error(), map[string]any{
+			"workflow": unpriced.Workflow, "field": unpriced.Problem.Field}), false
 	case errors.As(err, &loadErr):
 		// The deployed spec is broken: the server cannot serve the workflow (a 5xx), but the
 		// operator needs every diagnostic, and nothing ran ungoverned.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
@@ -38,6 +39,9 @@ func TestErrorResponseTable(t *testing.T) {
 		{&spec.WorkflowLoadError{Workflow: "w", File: "workflows/w/workflow.yaml", Diagnostics: []spec.Diagnostic{{Severity: "error", Message: "m"}}}, 500, "WorkflowLoadError", "diagnostics", false},
 		{&spec.UnsupportedRuntimeContractError{Workflow: "w", Requested: "archmax-harness@3", Supported: []string{"archmax-harness@1"}}, 500, "UnsupportedRuntimeContractError", "requested", false},
 		{&model.CallError{Code: "ValidationException", Status: 400}, 502, "ModelCallError", "providerCode", false},
+		{&session.BudgetExceededError{SessionID: "s", Workflow: "w", Kind: session.BudgetDaily, Unit: session.BudgetUSD, Scope: session.BudgetWorkflow,
+			Limit: 50, Used: 50.2, Day: "2026-12-02", Field: "budgets.workflows.w.daily.usd"}, 429, "budget_exceeded", "day", false},
+		{&session.BudgetPricingError{Workflow: "w", Problem: &hostconfig.Problem{Code: hostconfig.CodeBudget, Field: "budgets.session", Message: "m", Hint: "h"}}, 500, "BudgetPricingError", "field", false},
 		{errors.New("s3: connection reset"), 500, CodeInternal, "", true},
 		{&session.TurnAbortedError{SessionID: "s", Cause: errors.New("deadline")}, 504, "TurnAbortedError", "sessionId", false},
 	}
