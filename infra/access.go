@@ -16,8 +16,9 @@ import (
 //     UpdateItem, reads Query the table; the HTTP Idempotency-Key records and the EventBridge
 //     start claims are PutItem (functions/handlers/httpapi, starts). The sweep queries the
 //     byParkDue index (functions/wake), the listings byUpdated, byOwner and byParkDue's
-//     decision queue (functions/sessions). No
-//     function deletes sessions, so none has DeleteItem.
+//     decision queue (functions/sessions). Deleting a session (DELETE /v1/sessions/{id}
+//     on the decide function, session.Sessions.Delete) removes its items with
+//     BatchWriteItem and its head with DeleteItem: only decide has DeleteItem (RD22-7).
 //   - S3 (core/store/s3): the authored tree is read (GetObject; HeadObject and the ETag
 //     cache's conditional GET need no more) and listed (skills), session files, snapshots
 //     and blobs are read, written and deleted (the file tools' remove/move). ListBucket makes
@@ -53,15 +54,18 @@ type Access struct {
 // DynamoDB actions of the functions.
 var (
 	engineTable = []string{"dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}
-	httpTable   = append(append([]string(nil), engineTable...), "dynamodb:PutItem") // + Idempotency-Key records / event claims
+	httpTable   = append(append([]string(nil), engineTable...), "dynamodb:PutItem")  // + Idempotency-Key records / event claims
+	deleteTable = append(append([]string(nil), httpTable...), "dynamodb:DeleteItem") // + the head of a deleted session (RD22-7)
 )
 
 // AccessOf is each function's Access.
 var AccessOf = map[string]Access{
 	// HTTP starts and turns (Idempotency-Key), EventBridge starts (event claims), continuations
 	FnTurn: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
-	// HTTP decisions (Idempotency-Key), continuations
-	FnDecide: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
+	// HTTP decisions (Idempotency-Key), continuations, and DELETE /v1/sessions/{id}: the
+	// session's items, files and blobs (DeleteObject, under the session prefix), its timed
+	// parks' schedules (DeleteSchedule) and its head (DeleteItem)
+	FnDecide: {TableActions: deleteTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
 	// HTTP deliveries (Idempotency-Key) and EventBridge deliveries (ids kept in the head), continuations
 	FnDeliver: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
 	// scheduled wakes and the sweep over byParkDue, continuations; no HTTP, so no PutItem

@@ -87,6 +87,7 @@ var Routes = []Route{
 	{awsapigatewayv2.HttpMethod_POST, "/v1/workflows/{workflow}/sessions/{sessionId}/turns", FnTurn},
 	{awsapigatewayv2.HttpMethod_POST, "/v1/sessions/{sessionId}/decision", FnDecide},
 	{awsapigatewayv2.HttpMethod_POST, "/v1/sessions/{sessionId}/deliveries", FnDeliver},
+	{awsapigatewayv2.HttpMethod_DELETE, "/v1/sessions/{sessionId}", FnDecide}, // a writer; the sessions function stays read-only (RD22-7)
 	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions", FnSessions},
 	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions/{sessionId}", FnSessions},
 	{awsapigatewayv2.HttpMethod_GET, "/v1/sessions/{sessionId}/messages", FnSessions},
@@ -430,8 +431,9 @@ func (s *Stack) httpAPI() {
 			integrations[r.Function] = in
 		}
 		opts := &awsapigatewayv2.AddRoutesOptions{Path: jsii.String(r.Path), Methods: &[]awsapigatewayv2.HttpMethod{r.Method}, Integration: in}
-		if s.Config.JWTIssuer != "" && r.Function == FnDecide {
+		if s.Config.JWTIssuer != "" && r.Function == FnDecide && r.Method == awsapigatewayv2.HttpMethod_POST {
 			// the gateway itself refuses a decision from a token without a role that may decide
+			// (a DELETE on the same function is the owner's or an admin's: the function decides)
 			opts.AuthorizationScopes = jsii.Strings(s.Config.JWTScopePrefix+"decide", s.Config.JWTScopePrefix+"admin")
 		}
 		s.API.AddRoutes(opts)

@@ -486,6 +486,7 @@ var routeFunction = map[string]string{
 	"POST /v1/workflows/{workflow}/sessions/{sessionId}/turns": "turn",
 	"POST /v1/sessions/{sessionId}/decision":                   "decide",
 	"POST /v1/sessions/{sessionId}/deliveries":                 "deliver",
+	"DELETE /v1/sessions/{sessionId}":                          "decide",
 	"GET /v1/sessions":                                         "sessions",
 	"GET /v1/sessions/{sessionId}":                             "sessions",
 	"GET /v1/sessions/{sessionId}/messages":                    "sessions",
@@ -839,7 +840,7 @@ func TestLeastPrivilege(t *testing.T) {
 	http := append(slices.Clone(engine), "PutItem")
 	want := map[string][]string{
 		FnTurn:    writer(FnTurn, http...),
-		FnDecide:  writer(FnDecide, http...),
+		FnDecide:  writer(FnDecide, append(slices.Clone(http), "DeleteItem")...), // DELETE /v1/sessions/{id} (RD22-7)
 		FnDeliver: writer(FnDeliver, http...),
 		FnWake:    append(writer(FnWake, engine...), "Allow dynamodb:Query "+tableArn+"/index/"+IndexByParkDue),
 		FnStream:  writer(FnStream, http...),
