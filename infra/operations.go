@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -22,6 +23,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
+	"github.com/archmax-ai/archmax/core/metrics"
 	"github.com/archmax-ai/archmax/core/outbound"
 )
 
@@ -53,7 +55,14 @@ const (
 	SweepMaxAgeMinutes = 5 // a late sweep is replaced by the next one
 	// QueueRetentionDays is how long a dead letter stays in its queue (SQS's maximum).
 	QueueRetentionDays = 14
+	// DefaultModelThrottleRate is the model-throttling alarm's threshold: throttled model
+	// attempts per model call in 5 minutes (MT22-5).
+	DefaultModelThrottleRate = 0.05
 )
+
+// ModelFunctions are the functions that run turns and so call the model: the throttling
+// and budget alarms add their metrics up (sessions only reads).
+var ModelFunctions = []string{FnTurn, FnDecide, FnDeliver, FnWake, FnStream}
 
 // Context keys of the operations parameters.
 const (
@@ -61,6 +70,7 @@ const (
 	CtxReservedConcurrency = "reservedConcurrency" // "turn=20,wake=5": reserved concurrency per function; unset: unreserved
 	CtxAPIThrottleRate     = "apiThrottleRate"     // the API stage's steady requests per second
 	CtxAPIThrottleBurst    = "apiThrottleBurst"    // … and its burst
+	CtxModelThrottleRate   = "modelThrottleRate"   // the model-throttling alarm's threshold (throttles per call)
 )
 
 var snsTopicRe = regexp.MustCompile(`^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$`)
@@ -71,6 +81,8 @@ type Operations struct {
 	ReservedConcurrency map[string]int
 	APIThrottleRate     float64
 	APIThrottleBurst    int
+	// ModelThrottleRate is the model-throttling alarm's threshold (0: DefaultModelThrottleRate).
+	ModelThrottleRate float64
 }
 
 // operationsFromContext reads the operations parameters (get as in ConfigFromContext).
@@ -82,6 +94,10 @@ func operationsFromContext(get func(key, def string) string) (Operations, error)
 	}
 	if o.APIThrottleBurst, err = strconv.Atoi(get(CtxAPIThrottleBurst, strconv.Itoa(DefaultAPIThrottleBurst))); err != nil || o.APIThrottleBurst <= 0 {
 		return o, fmt.Errorf("context %s: not a positive whole number of requests", CtxAPIThrottleBurst)
+	}
+	if o.ModelThrottleRate, err = strconv.ParseFloat(get(CtxModelThrottleRate, strconv.FormatFloat(DefaultModelThrottleRate, 'g', -1, 64)), 64); err != nil ||
+		!(o.ModelThrottleRate > 0) || math.IsInf(o.ModelThrottleRate, 0) {
+		return o, fmt.Errorf("context %s: not a positive number of throttled attempts per model call", CtxModelThrottleRate)
 	}
 	for _, kv := range list(get(CtxReservedConcurrency, "")) {
 		fn, n, ok := strings.Cut(kv, "=")
@@ -101,6 +117,9 @@ func operationsFromContext(get func(key, def string) string) (Operations, error)
 func (o Operations) check() error {
 	if o.AlarmTopicARN != "" && !snsTopicRe.MatchString(o.AlarmTopicARN) {
 		return fmt.Errorf("alarm topic %q: want an SNS topic ARN (arn:aws:sns:<region>:<account>:<name>)", o.AlarmTopicARN)
+	}
+	if o.ModelThrottleRate < 0 {
+		return fmt.Errorf("model throttle rate %v: must be positive", o.ModelThrottleRate)
 	}
 	if o.APIThrottleRate < 0 || o.APIThrottleBurst < 0 {
 		return fmt.Errorf("API throttling %v requests per second, burst %d: both must be positive", o.APIThrottleRate, o.APIThrottleBurst)
@@ -223,20 +242,22 @@ type Alarm struct {
 }
 
 // alarms: every function's errors and throttles, every dead letter queue holding a
-// message, the API's 5xx answers, and with a notifications bus the failed publishes (the
-// one engine metric the functions emit yet: archmax/NotificationPublishFailures); each notifies the alarm topic when one is configured.
+// message, the API's 5xx answers, with a notifications bus the failed publishes
+// (archmax/NotificationPublishFailures), and on the functions' own metrics (core/metrics,
+// MT22-5) what the sweep found, the model's throttling rate and budget breaches; each
+// notifies the alarm topic when one is configured.
 func (s *Stack) alarms() {
 	var topic awssns.ITopic
 	if arn := s.Config.Ops.AlarmTopicARN; arn != "" {
 		topic = awssns.Topic_FromTopicArn(s.Stack, jsii.String("AlarmTopic"), jsii.String(arn))
 	}
 	five := awscdk.Duration_Minutes(jsii.Number(5))
-	alarm := func(name, desc string, m awscloudwatch.IMetric) {
+	alarmAt := func(name, desc string, m awscloudwatch.IMetric, threshold float64) {
 		a := awscloudwatch.NewAlarm(s.Stack, jsii.String("Alarm"+name), &awscloudwatch.AlarmProps{
 			AlarmName:          jsii.String(s.Config.StackName() + "-" + name),
 			AlarmDescription:   jsii.String(desc + " (docs/operations.md)"),
 			Metric:             m,
-			Threshold:          jsii.Number(1),
+			Threshold:          jsii.Number(threshold),
 			EvaluationPeriods:  jsii.Number(1),
 			DatapointsToAlarm:  jsii.Number(1),
 			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -248,6 +269,7 @@ func (s *Stack) alarms() {
 		}
 		s.Alarms = append(s.Alarms, Alarm{Name: name, Meaning: desc})
 	}
+	alarm := func(name, desc string, m awscloudwatch.IMetric) { alarmAt(name, desc, m, 1) }
 	sum := &awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Sum")}
 	for _, fn := range FunctionNames {
 		f := s.Functions[fn]
@@ -270,6 +292,35 @@ func (s *Stack) alarms() {
 			awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(outbound.MetricNamespace),
 				MetricName: jsii.String(outbound.MetricPublishFailures), Period: five, Statistic: jsii.String("Sum")}))
 	}
+	// the functions' own metrics, by the `function` rollup
+	fnMetric := func(name, fn string) awscloudwatch.IMetric {
+		return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name),
+			DimensionsMap: &map[string]*string{metrics.DimFunction: jsii.String(fn)}, Period: five, Statistic: jsii.String("Sum")})
+	}
+	alarm("sweep-finds", "the sweep found overdue timed parks or stranded running sessions (a lost schedule or continuation)",
+		fnMetric(metrics.SweepFinds, FnWake))
+	// sum of one metric over the model functions, missing data as 0
+	total := func(prefix, name string, using map[string]awscloudwatch.IMetric) string {
+		var terms []string
+		for _, fn := range ModelFunctions {
+			id := prefix + "_" + fn
+			using[id] = fnMetric(name, fn)
+			terms = append(terms, "FILL("+id+", 0)")
+		}
+		return "(" + strings.Join(terms, " + ") + ")"
+	}
+	using := map[string]awscloudwatch.IMetric{}
+	throttles, calls := total("t", metrics.ModelThrottles, using), total("c", metrics.ModelCalls, using)
+	alarmAt("model-throttling", fmt.Sprintf("Bedrock throttled %g or more model attempts per model call", cmp.Or(s.Config.Ops.ModelThrottleRate, DefaultModelThrottleRate)),
+		awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String("IF(" + calls + " > 0, " + throttles + " / " + calls + ", 0)"), UsingMetrics: &using,
+			Label: jsii.String("throttled attempts per model call"), Period: five}),
+		cmp.Or(s.Config.Ops.ModelThrottleRate, DefaultModelThrottleRate))
+	using = map[string]awscloudwatch.IMetric{}
+	alarm("budget-breaches", "a turn stopped because a budget ran out",
+		awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+			Expression: jsii.String(total("b", metrics.BudgetBreaches, using)), UsingMetrics: &using,
+			Label: jsii.String("budget breaches"), Period: five}))
 }
 
 // queueName is the queue name of a Stack.Queues key, without the stack name.

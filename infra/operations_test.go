@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -136,6 +137,9 @@ func TestAlarms(t *testing.T) {
 	}
 	ids := functionIDs(t)
 	want := map[string][3]string{} // name → namespace, metric, dimension value
+	// the functions' own metrics (TestMetricAlarms): the sweep's on the wake function, two by metric math
+	want["archmax-test-sweep-finds"] = [3]string{"archmax", "SweepFinds", "wake"}
+	math := []string{"archmax-test-model-throttling", "archmax-test-budget-breaches"}
 	for _, fn := range FunctionNames {
 		want["archmax-test-"+fn+"-errors"] = [3]string{"AWS/Lambda", "Errors", "${" + ids[fn] + "}"}
 		want["archmax-test-"+fn+"-throttles"] = [3]string{"AWS/Lambda", "Throttles", "${" + ids[fn] + "}"}
@@ -147,8 +151,8 @@ func TestAlarms(t *testing.T) {
 	withoutNotifications := len(want)
 	// the test workspace's host file sends notifications: their failed publishes (no dimension)
 	want["archmax-test-notification-publish-failures"] = [3]string{"archmax", "NotificationPublishFailures", ""}
-	if len(alarms) != len(want) {
-		t.Errorf("%d alarms, want %d", len(alarms), len(want))
+	if len(alarms) != len(want)+len(math) {
+		t.Errorf("%d alarms, want %d", len(alarms), len(want)+len(math))
 	}
 	for name, w := range want {
 		p := byName[name]
@@ -181,8 +185,83 @@ func TestAlarms(t *testing.T) {
 			t.Errorf("no alarm topic, yet alarm %v notifies %v", p["AlarmName"], p["AlarmActions"])
 		}
 	}
-	if n != withoutNotifications {
-		t.Errorf("without an alarm topic and a workspace: %d alarms, want %d", n, withoutNotifications)
+	if n != withoutNotifications+len(math) {
+		t.Errorf("without an alarm topic and a workspace: %d alarms, want %d", n, withoutNotifications+len(math))
+	}
+}
+
+// TestMetricAlarms (MT22-5): on the functions' own metrics (core/metrics), by their
+// `function` rollup — the throttling rate is the model functions' ModelThrottles over their
+// ModelCalls in 5 minutes, at or over the modelThrottleRate threshold (default 0.05); a
+// budget breach is one BudgetBreaches in any of them — each with at most the 10 metrics an
+// alarm's math may use, missing data as 0 and not breaching, on the alarm topic.
+func TestMetricAlarms(t *testing.T) {
+	byName := map[string]map[string]any{}
+	for _, a := range resources("AWS::CloudWatch::Alarm") {
+		byName[props(a)["AlarmName"].(string)] = props(a)
+	}
+	for _, c := range []struct {
+		name, expr string
+		metrics    []string
+		threshold  float64
+	}{
+		{"model-throttling", "IF((FILL(c_turn, 0) + FILL(c_decide, 0) + FILL(c_deliver, 0) + FILL(c_wake, 0) + FILL(c_stream, 0)) > 0, " +
+			"(FILL(t_turn, 0) + FILL(t_decide, 0) + FILL(t_deliver, 0) + FILL(t_wake, 0) + FILL(t_stream, 0)) / " +
+			"(FILL(c_turn, 0) + FILL(c_decide, 0) + FILL(c_deliver, 0) + FILL(c_wake, 0) + FILL(c_stream, 0)), 0)",
+			[]string{"ModelCalls", "ModelThrottles"}, DefaultModelThrottleRate},
+		{"budget-breaches", "(FILL(b_turn, 0) + FILL(b_decide, 0) + FILL(b_deliver, 0) + FILL(b_wake, 0) + FILL(b_stream, 0))",
+			[]string{"BudgetBreaches"}, 1},
+	} {
+		p := byName["archmax-test-"+c.name]
+		if p == nil {
+			t.Errorf("no alarm %s", c.name)
+			continue
+		}
+		if p["Threshold"] != c.threshold || p["ComparisonOperator"] != "GreaterThanOrEqualToThreshold" || p["EvaluationPeriods"] != 1.0 ||
+			p["TreatMissingData"] != "notBreaching" || p["MetricName"] != nil {
+			t.Errorf("alarm %s: %v %v %v missing %v", c.name, p["ComparisonOperator"], p["Threshold"], p["EvaluationPeriods"], p["TreatMissingData"])
+		}
+		if !slices.Equal(strs(p["AlarmActions"]), []string{testAlarmTopic}) || !slices.Equal(strs(p["OKActions"]), []string{testAlarmTopic}) {
+			t.Errorf("alarm %s notifies %v / %v", c.name, p["AlarmActions"], p["OKActions"])
+		}
+		var exprs, ids []string
+		stats := map[string]string{} // id → metric/function
+		for _, q := range p["Metrics"].([]any) {
+			q := q.(map[string]any)
+			if e, ok := q["Expression"].(string); ok {
+				if q["ReturnData"] != true {
+					t.Errorf("%s: expression %s does not return data", c.name, e)
+				}
+				exprs = append(exprs, e)
+				continue
+			}
+			ms := q["MetricStat"].(map[string]any)
+			m := ms["Metric"].(map[string]any)
+			dims := m["Dimensions"].([]any)
+			d := dims[0].(map[string]any)
+			if m["Namespace"] != "archmax" || len(dims) != 1 || d["Name"] != "function" || ms["Period"] != 300.0 || ms["Stat"] != "Sum" || q["ReturnData"] != false {
+				t.Errorf("%s: metric %v", c.name, q)
+			}
+			stats[q["Id"].(string)] = m["MetricName"].(string) + "/" + d["Value"].(string)
+			ids = append(ids, q["Id"].(string))
+		}
+		if len(exprs) != 1 || exprs[0] != c.expr {
+			t.Errorf("%s watches %q, want %q", c.name, exprs, c.expr)
+		}
+		var want []string
+		for _, m := range c.metrics {
+			for _, fn := range ModelFunctions {
+				want = append(want, m+"/"+fn)
+			}
+		}
+		got := slices.Sorted(maps.Values(stats))
+		slices.Sort(want)
+		if !slices.Equal(got, want) || len(stats) > 10 {
+			t.Errorf("%s uses %v, want %v (at most 10)", c.name, stats, want)
+		}
+		if !slices.IsSorted(ids) { // the template is the same at every synth
+			t.Errorf("%s lists its metrics in the order %v", c.name, ids)
+		}
 	}
 }
 
@@ -241,13 +320,14 @@ func TestOperationsFromContext(t *testing.T) {
 		}
 	}
 	o, err := operationsFromContext(get(nil))
-	if err != nil || o.AlarmTopicARN != "" || o.ReservedConcurrency != nil || o.APIThrottleRate != DefaultAPIThrottleRate || o.APIThrottleBurst != DefaultAPIThrottleBurst {
+	if err != nil || o.AlarmTopicARN != "" || o.ReservedConcurrency != nil || o.APIThrottleRate != DefaultAPIThrottleRate || o.APIThrottleBurst != DefaultAPIThrottleBurst ||
+		o.ModelThrottleRate != DefaultModelThrottleRate {
 		t.Errorf("defaults: %+v %v", o, err)
 	}
 	o, err = operationsFromContext(get(map[string]string{CtxAlarmTopic: testAlarmTopic, CtxReservedConcurrency: "turn=20, wake = 5",
-		CtxAPIThrottleRate: "12.5", CtxAPIThrottleBurst: "30"}))
+		CtxAPIThrottleRate: "12.5", CtxAPIThrottleBurst: "30", CtxModelThrottleRate: "0.2"}))
 	if err != nil || o.check() != nil || o.AlarmTopicARN != testAlarmTopic || o.ReservedConcurrency[FnTurn] != 20 || o.ReservedConcurrency[FnWake] != 5 ||
-		o.APIThrottleRate != 12.5 || o.APIThrottleBurst != 30 {
+		o.APIThrottleRate != 12.5 || o.APIThrottleBurst != 30 || o.ModelThrottleRate != 0.2 {
 		t.Errorf("parameters: %+v %v", o, err)
 	}
 	for name, kv := range map[string]map[string]string{
@@ -259,6 +339,8 @@ func TestOperationsFromContext(t *testing.T) {
 		"rate":           {CtxAPIThrottleRate: "0"},
 		"burst":          {CtxAPIThrottleBurst: "-1"},
 		"burst fraction": {CtxAPIThrottleBurst: "1.5"},
+		"throttle rate":  {CtxModelThrottleRate: "0"},
+		"rate not a num": {CtxModelThrottleRate: "NaN"},
 	} {
 		o, err := operationsFromContext(get(kv))
 		if err == nil {

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/archmax-ai/archmax/core/metrics"
 )
 
 // Source is the EventBridge `source` of every notification. The stack's start and delivery
@@ -120,6 +122,7 @@ func (c *Config) Publish(ctx context.Context, sessionID string, ns []Notificatio
 	}
 	if err := c.Sink.Publish(ctx, ns); err != nil {
 		n := c.failures.Add(1)
+		metrics.From(ctx).Add(metrics.NotificationPublishFailures, 1) // by workflow and function too (MT22-1)
 		log := c.Logger
 		if log == nil {
 			log = slog.Default()
@@ -138,10 +141,11 @@ func (c *Config) Publish(ctx context.Context, sessionID string, ns []Notificatio
 	return true
 }
 
-// The metric a failed publish counts (CloudWatch embedded metric format, on its warning).
+// The metric a failed publish counts (CloudWatch embedded metric format, on its warning,
+// without dimensions; core/metrics counts it by workflow and function as well).
 const (
-	MetricNamespace       = "archmax"
-	MetricPublishFailures = "NotificationPublishFailures"
+	MetricNamespace       = metrics.Namespace
+	MetricPublishFailures = metrics.NotificationPublishFailures
 )
 
 // Failures is how many publishes failed in this process; Published how many notifications

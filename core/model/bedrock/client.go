@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -53,6 +54,15 @@ type Config struct {
 	// NoStreaming makes ConverseStream answer through Converse: the answer arrives whole
 	// (ARCHMAX_STREAMING=0, StreamingFromEnv). Streaming is on by default.
 	NoStreaming bool
+	// OnCall, when set, is called once at the end of every Converse and ConverseStream call
+	// with the call's context, its duration (every attempt and backoff included) and its
+	// error (nil on success; also a request refused before sending). A host meters its model
+	// calls with it (core/metrics.ModelCall, MT22-3).
+	OnCall func(ctx context.Context, took time.Duration, err error)
+	// OnThrottle, when set, is called with the call's context for every attempt Bedrock
+	// answered with ThrottlingException or HTTP 429 — retried ones included, and a
+	// throttlingException inside a ConverseStream answer (core/metrics.ModelThrottle).
+	OnThrottle func(ctx context.Context)
 }
 
 // retryableCodes are the Bedrock errors worth another attempt (research D.6); every other
@@ -76,6 +86,8 @@ type Client struct {
 	timeout     time.Duration
 	maxAttempts int
 	noStreaming bool
+	onCall      func(context.Context, time.Duration, error)
+	onThrottle  func(context.Context)
 }
 
 var _ model.StreamClient = (*Client)(nil)
@@ -149,7 +161,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("bedrock: Timeout %s must not be negative", cfg.Timeout)
 	}
 	return &Client{api: bedrockruntime.NewFromConfig(awsCfg), retryer: retryer, timeout: cfg.Timeout,
-		maxAttempts: cfg.MaxAttempts, noStreaming: cfg.NoStreaming}, nil
+		maxAttempts: cfg.MaxAttempts, noStreaming: cfg.NoStreaming, onCall: cfg.OnCall, onThrottle: cfg.OnThrottle}, nil
 }
 
 // Converse sends req to Bedrock Converse and maps the answer (DESIGN.md §6). With
@@ -167,7 +179,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 // last block is a half-written toolUse is returned as is; the engine drops that call and
 // never executes or checkpoints it. Content blocks other than text and toolUse (e.g.
 // reasoning) are not mapped.
-func (c *Client) Converse(ctx context.Context, req *model.Request) (*model.Response, error) {
+func (c *Client) Converse(ctx context.Context, req *model.Request) (resp *model.Response, err error) {
+	defer c.called(ctx, time.Now())(&err)
 	r, in, err := prepare(req)
 	if err != nil {
 		return nil, err
@@ -176,12 +189,12 @@ func (c *Client) Converse(ctx context.Context, req *model.Request) (*model.Respo
 	defer cancel()
 	var attempts atomic.Int32
 	out, err := c.api.Converse(callCtx, in, func(o *bedrockruntime.Options) {
-		o.APIOptions = append(o.APIOptions, countAttempts(&attempts))
+		o.APIOptions = append(o.APIOptions, countAttempts(&attempts), c.observeThrottles)
 	})
 	if err != nil {
 		return nil, c.failed(ctx, callCtx, err, int(attempts.Load()))
 	}
-	resp, err := fromOutput(out)
+	resp, err = fromOutput(out)
 	if err != nil {
 		return nil, err
 	}
@@ -237,6 +250,42 @@ func countAttempts(n *atomic.Int32) func(*middleware.Stack) error {
 				return next.HandleFinalize(ctx, in)
 			}), "Retry", middleware.After)
 	}
+}
+
+// called returns what reports one call to Config.OnCall when it ends (deferred with the
+// call's start and its named error).
+func (c *Client) called(ctx context.Context, start time.Time) func(*error) {
+	return func(err *error) {
+		if c.onCall != nil {
+			c.onCall(ctx, time.Since(start), *err)
+		}
+	}
+}
+
+// observeThrottles adds a finalize-step middleware, inside the retry loop, that reports
+// each attempt answered ThrottlingException or HTTP 429 to Config.OnThrottle.
+func (c *Client) observeThrottles(stack *middleware.Stack) error {
+	if c.onThrottle == nil {
+		return nil
+	}
+	return stack.Finalize.Insert(middleware.FinalizeMiddlewareFunc("archmaxObserveThrottles",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			out, md, err := next.HandleFinalize(ctx, in)
+			if err != nil && throttled(err) {
+				c.onThrottle(ctx)
+			}
+			return out, md, err
+		}), "Retry", middleware.After)
+}
+
+// throttled reports whether err is Bedrock's ThrottlingException or an HTTP 429.
+func throttled(err error) bool {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) && strings.EqualFold(apiErr.ErrorCode(), "ThrottlingException") {
+		return true
+	}
+	var respErr *smithyhttp.ResponseError
+	return errors.As(err, &respErr) && respErr.HTTPStatusCode() == http.StatusTooManyRequests
 }
 
 func (c *Client) callError(err error, attempts int) *model.CallError {

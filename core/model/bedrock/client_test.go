@@ -309,3 +309,53 @@ func TestConverseTimeout(t *testing.T) {
 		t.Fatalf("caller's deadline: err = %v, want the context's error, not ModelCallTimeout", err)
 	}
 }
+
+// MT22-3: OnThrottle sees every attempt answered ThrottlingException (429), the retried
+// ones included, and OnCall each call once, with its error — through Converse and through
+// ConverseStream.
+func TestHooksSeeEveryThrottledAttempt(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Converse", true: "ConverseStream"}[stream], func(t *testing.T) {
+			s, err := scripted.Parse("t.model.yaml", []byte("agent:\n  - text: ok\n  - text: again\nerrors:\n"+
+				"  - {role: agent, call: 0, error: ThrottlingException, times: 2}\n  - {role: agent, call: 1, error: ValidationException, times: 1}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := httptest.NewServer(conversefake.New(s))
+			t.Cleanup(hs.Close)
+			type key struct{}
+			var throttles, calls []string
+			var errs []error
+			c, err := New(context.Background(), Config{Region: "us-east-1", Endpoint: hs.URL, AccessKeyID: "AKIDTEST", SecretAccessKey: "secret",
+				MaxAttempts: 4, MaxBackoff: time.Millisecond,
+				OnThrottle: func(ctx context.Context) { throttles = append(throttles, ctx.Value(key{}).(string)) },
+				OnCall: func(ctx context.Context, took time.Duration, err error) {
+					calls = append(calls, ctx.Value(key{}).(string))
+					errs = append(errs, err)
+					if took <= 0 {
+						t.Errorf("took %s", took)
+					}
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			call := func(ctx context.Context) error {
+				if stream {
+					_, err := c.ConverseStream(ctx, ask("go", nil), nil)
+					return err
+				}
+				_, err := c.Converse(ctx, ask("go", nil))
+				return err
+			}
+			if err := call(context.WithValue(context.Background(), key{}, "first")); err != nil {
+				t.Fatal(err)
+			}
+			if err := call(context.WithValue(context.Background(), key{}, "second")); err == nil {
+				t.Fatal("the scripted ValidationException did not fail the call")
+			}
+			if strings.Join(throttles, " ") != "first first" || strings.Join(calls, " ") != "first second" || errs[0] != nil || errs[1] == nil {
+				t.Errorf("throttles %v, calls %v, errors %v", throttles, calls, errs)
+			}
+		})
+	}
+}

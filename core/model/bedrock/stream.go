@@ -59,10 +59,11 @@ var streamErrorStatus = map[string]int{
 // stream that ends without messageStop fails with Code "ModelStreamIncomplete"
 // (retryable), a toolUse whose input does not assemble into a JSON object (unless the answer
 // stopped at max_tokens, where the engine drops the call) with "ModelStreamMalformedToolUse".
-func (c *Client) ConverseStream(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (*model.Response, error) {
+func (c *Client) ConverseStream(ctx context.Context, req *model.Request, onDelta func(model.Delta)) (resp *model.Response, err error) {
 	if c.noStreaming {
 		return c.Converse(ctx, req)
 	}
+	defer c.called(ctx, time.Now())(&err)
 	r, in, err := prepare(req)
 	if err != nil {
 		return nil, err
@@ -107,7 +108,7 @@ func (c *Client) ConverseStream(ctx context.Context, req *model.Request, onDelta
 // reports whether any stream event arrived.
 func (c *Client) streamOnce(ctx context.Context, in *bedrockruntime.ConverseStreamInput, onDelta func(model.Delta), attempts *atomic.Int32) (resp *model.Response, started bool, err error) {
 	out, err := c.api.ConverseStream(ctx, in, func(o *bedrockruntime.Options) {
-		o.APIOptions = append(o.APIOptions, countAttempts(attempts))
+		o.APIOptions = append(o.APIOptions, countAttempts(attempts), c.observeThrottles)
 	})
 	if err != nil {
 		return nil, false, err
@@ -122,6 +123,9 @@ func (c *Client) streamOnce(ctx context.Context, in *bedrockruntime.ConverseStre
 		}
 	}
 	if err := stream.Err(); err != nil {
+		if c.onThrottle != nil && throttled(err) { // an in-stream exception passes no middleware
+			c.onThrottle(ctx)
+		}
 		if ctx.Err() != nil {
 			err = errors.Join(err, ctx.Err())
 		}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/archmax-ai/archmax/core/metrics"
 )
 
 // Response is a streamed answer to a Lambda function URL in RESPONSE_STREAM mode: what the
@@ -38,6 +40,7 @@ func (h *Handler) Lambda(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	pr, pw := pipe()
 	go func() {
 		h.Serve(ctx, req, &pipeSink{w: pw})
+		metrics.Flush(ctx) // what the stream's call recorded after the handler returned
 		_ = pw.Close()
 	}()
 	return &Response{r: pr}

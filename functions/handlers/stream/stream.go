@@ -43,6 +43,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	coreevents "github.com/archmax-ai/archmax/core/events"
+	"github.com/archmax-ai/archmax/core/metrics"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
 )
@@ -317,7 +318,7 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	q := newQueue()
 	done := make(chan events.APIGatewayV2HTTPResponse, 1)
 	go func() {
-		resp, _ := h.api.Handle(session.WithEventObserver(httpapi.Streamed(ctx), q.push), req)
+		resp, _ := h.api.Handle(session.WithEventObserver(httpapi.Streamed(ctx), metrics.Also(ctx, q.push)), req)
 		done <- resp
 	}()
 	var sessionID string

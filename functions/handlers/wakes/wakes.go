@@ -22,9 +22,11 @@ import (
 	"time"
 
 	"github.com/archmax-ai/archmax/core/identity"
+	"github.com/archmax-ai/archmax/core/metrics"
 	"github.com/archmax-ai/archmax/core/scheduler/eventbridge"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
+	"github.com/archmax-ai/archmax/functions/handlers/metering"
 )
 
 // SweepLimit is how many overdue parks one sweep wakes at most; the rest wait for the
@@ -118,6 +120,7 @@ func (h *Handler) Sweep(ctx context.Context) Result {
 	res, err := h.engines.Sweep(ctx, h.clock(), SweepLimit, func(ctx context.Context, call func(context.Context) (*session.Outcome, error)) (*session.Outcome, error) {
 		return h.run.Run(ctx, continuation.Options{YieldBy: h.run.Now()}, call)
 	})
+	metering.Sweep(ctx, res)
 	if res.Due > 0 || res.Published > 0 || err != nil {
 		h.log.InfoContext(ctx, "sweep", "due", res.Due, "woken", res.Woken, "continued", res.Continued, "skipped", res.Skipped, "failed", res.Failed,
 			"published", res.Published)
@@ -141,6 +144,7 @@ func (h *Handler) Wake(ctx context.Context, sessionID, parkID string) (Result, e
 	var gone *session.SessionNotFoundError
 	if errors.As(err, &gone) {
 		res.Skipped = "the session no longer exists"
+		metrics.From(ctx).Add(metrics.WakesSkipped, 1)
 		h.log.InfoContext(ctx, "wake skipped", "sessionId", sessionID, "parkId", parkID, "reason", res.Skipped)
 		return res, nil
 	}
@@ -159,10 +163,12 @@ func (h *Handler) Wake(ctx context.Context, sessionID, parkID string) (Result, e
 	}
 	if skipped != nil {
 		res.Skipped = skipped.Reason
+		metrics.From(ctx).Add(metrics.WakesSkipped, 1)
 		h.log.InfoContext(ctx, "wake skipped", "sessionId", sessionID, "parkId", parkID, "reason", skipped.Reason)
 		return res, nil
 	}
 	res.Outcome = out.Kind
+	metrics.From(ctx).Add(metrics.WakesOnTime, 1)
 	h.log.InfoContext(ctx, "woke", "sessionId", sessionID, "parkId", parkID, "outcome", string(out.Kind), "state", out.State)
 	return res, nil
 }
