@@ -361,15 +361,19 @@ func ModelCall(ctx context.Context, took time.Duration, _ error) {
 func ModelThrottle(ctx context.Context) { From(ctx).Add(ModelThrottles, 1) }
 
 // Flush writes what was recorded since the last Flush as EMF lines on the Recorder's log
-// (Lines) and forgets it. Safe to call more than once: a later call writes only what came
-// after.
+// (Lines), at level INFO with the message "metrics" whatever level the log is set to (a
+// metric is not a message to filter), and forgets it. Safe to call more than once: a later
+// call writes only what came after.
 func Flush(ctx context.Context) {
 	r := From(ctx)
 	if r == nil {
 		return
 	}
+	h := r.log.Handler()
 	for _, line := range r.Lines() {
-		r.log.InfoContext(ctx, "metrics", line...)
+		rec := slog.NewRecord(r.now(), slog.LevelInfo, "metrics", 0)
+		rec.Add(line...)
+		_ = h.Handle(ctx, rec)
 	}
 }
 

@@ -111,7 +111,8 @@ func CheckEMF(line map[string]any) (map[string]any, error) {
 func flushed(t *testing.T, r *Recorder) []map[string]any {
 	t.Helper()
 	var buf bytes.Buffer
-	r.log = slog.New(slog.NewJSONHandler(&buf, nil))
+	// a log set to warnings still gets the metrics
+	r.log = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	Flush(With(context.Background(), r))
 	var out []map[string]any
 	for _, l := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
@@ -124,6 +125,9 @@ func flushed(t *testing.T, r *Recorder) []map[string]any {
 		}
 		if _, err := CheckEMF(m); err != nil {
 			t.Fatalf("not EMF: %v\n%s", err, l)
+		}
+		if m["msg"] != "metrics" || m["level"] != "INFO" {
+			t.Errorf("line %s: want the message metrics at INFO", l)
 		}
 		out = append(out, m)
 	}
