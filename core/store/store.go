@@ -36,6 +36,12 @@ type Head struct {
 	// session that has none, never change or clear it (ErrInvalidCommit). Heads with an
 	// Owner are listed by it (ListOptions.Owner) through an index.
 	Owner string `json:"owner,omitempty"`
+	// ExpiresAt is when the session may be deleted for retention (RD22-8): Unix seconds, the
+	// last head write plus the session TTL; 0 = kept until deleted. Only a root session's
+	// head carries it (its sub-workflow children go with it). A store keeps it across
+	// Acquire and Release; DynamoDB's TTL deletes the head once it has passed (store/dynamodb,
+	// its ttl attribute), the other stores only record it.
+	ExpiresAt int64 `json:"expiresAt,omitempty"`
 	// Counters: how many items of each log are visible (items are numbered 0..n-1).
 	Messages int64 `json:"messages"`
 	Trail    int64 `json:"trail"`

@@ -3,7 +3,9 @@ package dynamodb_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -94,5 +96,80 @@ func TestDeleteHeadLast(t *testing.T) {
 	}
 	if n, _ := items(); n != 0 {
 		t.Fatalf("after the repeated delete: %d items", n)
+	}
+}
+
+// RD22-8 on DynamoDB Local: the head's expiry is its ttl attribute (the table's TTL), kept
+// across a takeover and a release without a commit, read from the table itself.
+func TestHeadExpiryConformance(t *testing.T) {
+	var client *dynamodb.Client
+	var table string
+	storetest.TestHeadExpiry(t, func(t *testing.T) store.Log {
+		client, table = dynamotest.NewTable(t)
+		return ddbstore.New(client, table, newBlobs())
+	})
+	out, err := client.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: &table, ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "S#s1"}, "sk": &types.AttributeValueMemberS{Value: "HEAD"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, has := out.Item["ttl"]; has {
+		t.Errorf("a head committed without an expiry keeps ttl %v", out.Item["ttl"])
+	}
+}
+
+// RD22-8: a takeover and a release without a commit leave the committed head's ttl at its
+// expiry; a held lease-only head is never expired, a released one after LeaseOnlyTTL.
+func TestHeadTTLAttribute(t *testing.T) {
+	client, table := dynamotest.NewTable(t)
+	l := ddbstore.New(client, table, newBlobs())
+	ctx := t.Context()
+	ttlOf := func(id string) string {
+		t.Helper()
+		out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "S#" + id}, "sk": &types.AttributeValueMemberS{Value: "HEAD"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := out.Item["ttl"].(*types.AttributeValueMemberN); ok {
+			return n.Value
+		}
+		return ""
+	}
+	h, err := l.Acquire(ctx, "s1", "a", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ttlOf("s1"); got != strconv.FormatInt(ddbstore.NeverExpires, 10) {
+		t.Errorf("a held lease-only head: ttl %q", got)
+	}
+	c := &store.Commit{ExpectedVersion: h.Version, Head: store.Head{Workflow: "wf", Status: "completed", ExpiresAt: 1_900_000_000,
+		CreatedAt: "2026-01-01T00:00:00.000Z", UpdatedAt: "2026-01-01T00:00:00.000Z", Body: []byte(`{}`)}}
+	if _, err := l.Commit(ctx, "s1", "a", c); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx, "s1", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Acquire(ctx, "s1", "b", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := ttlOf("s1"); got != "1900000000" {
+		t.Errorf("a committed head taken over: ttl %q, want its expiry", got)
+	}
+	if err := l.Release(ctx, "s1", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ttlOf("s1"); got != "1900000000" {
+		t.Errorf("released without a commit: ttl %q, want its expiry", got)
+	}
+	if _, err := l.Acquire(ctx, "s2", "a", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx, "s2", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := ttlOf("s2"); got == "" || got == strconv.FormatInt(ddbstore.NeverExpires, 10) {
+		t.Errorf("a released lease-only head: ttl %q, want its LeaseOnlyTTL expiry", got)
 	}
 }

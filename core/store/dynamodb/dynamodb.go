@@ -15,7 +15,11 @@
 //	    bodyBlob     S  the blob ref of a body over 64 KiB (or not UTF-8)
 //	    leaseOwner   S, leaseExpires N (Unix ms)   the writer lease; absent when released
 //	    epoch        N  the lease's fencing token: 1, 2, 3, … counted per session by takeovers
-//	    ttl          N  Unix s, only on a released lease-only head (LeaseOnlyTTL)
+//	    ttl          N  Unix s: on a released lease-only head (LeaseOnlyTTL); on a committed
+//	                    head with a retention expiry, = expiresAt (DynamoDB's TTL deletes the
+//	                    session's head then, RD22-8); NeverExpires while a lease-only head is
+//	                    held, or on a committed head without one after a takeover
+//	    expiresAt    N  Unix s: Head.ExpiresAt, only when set; a takeover restores ttl from it
 //	    parkDue      S  ISO-8601 resumeAt, and parkKey S = "PARKED": only while ParkDue != "";
 //	                    else, while the status is awaiting_decision, parkKey = "DECISION" and
 //	                    parkDue = listSort (the decision queue, in the same index)
@@ -115,6 +119,11 @@ var _ API = (*dynamodb.Client)(nil)
 // DefaultEventTTL is how long event items are kept when Store.EventTTL is 0.
 const DefaultEventTTL = 30 * 24 * time.Hour
 
+// NeverExpires is the ttl of a head DynamoDB's TTL must not delete while it has one: a
+// lease-only head whose lease is held, a committed head without a retention expiry after a
+// takeover (Unix s, 9999-12-31).
+const NeverExpires = 253402300799
+
 // LeaseOnlyTTL is how long the head of a session released before its first commit is kept
 // (invisible to reads) before DynamoDB's TTL deletes it.
 const LeaseOnlyTTL = 24 * time.Hour
@@ -210,6 +219,7 @@ const (
 	attrValue        = "v"
 	attrBlob         = "blob"
 	attrTTL          = "ttl"
+	attrExpiresAt    = "expiresAt"
 
 	skHead        = "HEAD"
 	skIdem        = "I"
@@ -333,9 +343,11 @@ func (s *Store) leaseUpdate(sessionID, owner string, now time.Time, ttl time.Dur
 		update = fmt.Sprintf("SET %s = %s", le, exp)
 		cond = fmt.Sprintf("%s = %s AND %s > %s", lo, x.v("owner", str(owner)), le, at)
 	} else {
-		ep := x.n(attrEpoch)
-		update = fmt.Sprintf("SET %s = %s, %s = %s, %s = if_not_exists(%s, %s) + %s REMOVE %s", lo, x.v("owner", str(owner)),
-			le, exp, ep, ep, x.v("zero", num(0)), x.v("one", num(1)), x.n(attrTTL))
+		// the expiry a released lease-only head had is lifted (NeverExpires) while the lease is
+		// held; a committed head keeps its retention expiry (expiresAt) across the takeover
+		ep, ttl := x.n(attrEpoch), x.n(attrTTL)
+		update = fmt.Sprintf("SET %s = %s, %s = %s, %s = if_not_exists(%s, %s) + %s, %s = if_not_exists(%s, %s)", lo, x.v("owner", str(owner)),
+			le, exp, ep, ep, x.v("zero", num(0)), x.v("one", num(1)), ttl, x.n(attrExpiresAt), x.v("never", num(NeverExpires)))
 		cond = fmt.Sprintf("attribute_not_exists(%s) OR %s <= %s", lo, le, at)
 	}
 	return &dynamodb.UpdateItemInput{
@@ -608,6 +620,11 @@ func (s *Store) headUpdate(ctx context.Context, sessionID, owner string, w *writ
 	default:
 		remove = append(remove, x.n(attrParkDue), x.n(attrParkKey))
 	}
+	if h.ExpiresAt > 0 { // the retention expiry, which DynamoDB's TTL acts on (RD22-8)
+		set = append(set, x.n(attrExpiresAt)+" = "+x.v("expiresAt", num(h.ExpiresAt)), x.n(attrTTL)+" = "+x.v("ttl", num(h.ExpiresAt)))
+	} else {
+		remove = append(remove, x.n(attrExpiresAt), x.n(attrTTL))
+	}
 	if h.Owner != "" { // write-once: Validate refused a change against the head read under the version condition
 		set = append(set, x.n(attrOwner)+" = "+x.v("sessionOwner", str(h.Owner)),
 			x.n(attrOwnerKey)+" = "+x.v("ownerKey", str(ownerShardKey(listShard(sessionID), h.Owner))))
@@ -878,7 +895,7 @@ type headItem struct {
 	Messages, Trail, Events                int64
 	Body, BodyBlob                         string
 	LeaseOwner                             string
-	LeaseExpires, Epoch                    int64
+	LeaseExpires, Epoch, ExpiresAt         int64
 }
 
 func (hi *headItem) unmarshal(item map[string]types.AttributeValue) error {
@@ -897,7 +914,7 @@ func (hi *headItem) unmarshal(item map[string]types.AttributeValue) error {
 	}
 	for name, p := range map[string]*int64{
 		attrVersion: &hi.Version, attrMessages: &hi.Messages, attrTrail: &hi.Trail, attrEvents: &hi.Events,
-		attrLeaseExpires: &hi.LeaseExpires, attrEpoch: &hi.Epoch,
+		attrLeaseExpires: &hi.LeaseExpires, attrEpoch: &hi.Epoch, attrExpiresAt: &hi.ExpiresAt,
 	} {
 		if v, ok := item[name]; ok {
 			n, ok := v.(*types.AttributeValueMemberN)
@@ -929,6 +946,7 @@ func (s *Store) decodeHead(ctx context.Context, sessionID string, item map[strin
 		UpdatedAt: hi.UpdatedAt,
 		ParkDue:   hi.ParkDue,
 		Owner:     hi.Owner,
+		ExpiresAt: hi.ExpiresAt,
 		Messages:  hi.Messages,
 		Trail:     hi.Trail,
 		Events:    hi.Events,

@@ -3,6 +3,7 @@ package fs
 import (
 	"testing"
 
+	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/storetest"
 )
 
@@ -15,4 +16,8 @@ func TestSessionDeleteConformance(t *testing.T) {
 		t.Cleanup(func() { f.Close() })
 		return storetest.Stores{Log: openStore(t, t.TempDir()), Files: f}
 	})
+}
+
+func TestHeadExpiryConformance(t *testing.T) {
+	storetest.TestHeadExpiry(t, func(t *testing.T) store.Log { return openStore(t, t.TempDir()) })
 }
