@@ -37,7 +37,7 @@ type Budgets struct {
 // UTC day.
 type BudgetLimits struct {
 	Turn, Lifetime, Daily BudgetLimit
-	// Line and Column locate the entry in the file (for findings).
+	// Line and Column locate the entry's key in the file (for findings).
 	Line, Column int
 }
 
@@ -100,6 +100,7 @@ func (p *parser) budgets(n *node, field string) *Budgets {
 		switch e.Key {
 		case "session":
 			b.Session = p.budgetLimits(e.Val, f, budgetSessionKeys)
+			b.Session.Line, b.Session.Column = e.Line, e.Col // the key: where a finding points
 		case "workflows":
 			if e.Val.Kind != yamltree.Map {
 				p.at(CodeType, f, e.Val, "'%s' must be a mapping of workflow slugs to limits { turn?, lifetime?, daily? }", f)
@@ -113,7 +114,9 @@ func (p *parser) budgets(n *node, field string) *Budgets {
 					p.add(CodeBudget, wf, w.Line, w.Col, "'%s' is not a workflow slug (lowercase letters, digits and '-')", w.Key)
 					continue
 				}
-				b.Workflows[w.Key] = p.budgetLimits(w.Val, wf, budgetWorkflowKeys)
+				l := p.budgetLimits(w.Val, wf, budgetWorkflowKeys)
+				l.Line, l.Column = w.Line, w.Col
+				b.Workflows[w.Key] = l
 			}
 		}
 	})

@@ -68,6 +68,14 @@ func hintOf(err error) string {
 	if errors.As(err, &call) {
 		return modelCallHint(call)
 	}
+	var budget *session.BudgetExceededError
+	if errors.As(err, &budget) {
+		return budgetHint(budget)
+	}
+	var unpriced *session.BudgetPricingError
+	if errors.As(err, &unpriced) {
+		return unpriced.Problem.Hint
+	}
 	if noCredentials(strings.ToLower(err.Error())) {
 		return credentialsHint // an AWS call of the store (--aws) or a host tool
 	}
@@ -118,6 +126,19 @@ func modelCallHint(call *model.CallError) string {
 		return "the credentials may not invoke this model: grant bedrock:InvokeModel on it, and request access to the model in the Bedrock console (Model access) of this region"
 	}
 	return ""
+}
+
+// budgetHint is what to do about a spent budget: raise the key that set it in the host file
+// (BU22-5), or wait for the next day or start a new session.
+func budgetHint(e *session.BudgetExceededError) string {
+	h := "raise " + e.Field + " in archmax.host.yaml (the workspace's host file) and send the message again"
+	switch e.Kind {
+	case session.BudgetDaily:
+		h += ", or wait until 00:00 UTC, when the workflow's daily budget starts again"
+	case session.BudgetLifetime:
+		h += ", or start a new session"
+	}
+	return h
 }
 
 // credentialsHint is what to do when no AWS credentials were found.

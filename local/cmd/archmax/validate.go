@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -87,6 +88,7 @@ Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage error.`,
 				// the host file's own findings belong to every workflow it serves: a workflow
 				// does not load under a host file that does not (they are printed once)
 				diags := append(slices.Clone(host.Diagnostics), res.Diagnostics...)
+				diags = append(diags, budgetFindings(ctx, files, slug, host.Config, os.Getenv)...) // a USD budget needs prices
 				spec.SortDiagnostics(diags)
 				rep := validationReport{Workflow: slug, Valid: true, Diagnostics: diags}
 				if rep.Diagnostics == nil {

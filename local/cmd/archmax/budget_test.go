@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// budgetWorkspace is the access desk with its host file's pricing and the given budgets.
+func budgetWorkspace(t *testing.T, host string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := copyWorkspace(dir, ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "archmax.host.yaml"), []byte(host), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// A spent budget, end to end through the CLI: the turn that reaches it is rejected with the
+// budget's message (what to raise in archmax.host.yaml), and the next message to the session
+// is refused with that message and the hint.
+func TestRunStopsOnABudget(t *testing.T) {
+	dir := budgetWorkspace(t, "version: 1\npricing:\n  claude-sonnet-4-5: { input: 3, output: 15 }\nbudgets:\n  session:\n    lifetime: { tokens: 1 }\n")
+	store := t.TempDir()
+	script := filepath.Join(dir, "model-scripts", "happy.model.yaml")
+	args := []string{"run", "--workspace", dir, "--store", store, "--model-script", script, "--session", "s-budget", "--no-color", "access-request",
+		"Hi, I'm Dana from the platform team. I need badge access to the east lab, please."}
+	code, _, errs := run(t, args...)
+	if code == 0 || !strings.Contains(errs, "✗ rejected") || !strings.Contains(errs, "Budget exceeded: session 's-budget' reached its lifetime budget") ||
+		!strings.Contains(errs, "Raise budgets.session.lifetime.tokens in archmax.host.yaml") {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if strings.Count(errs, "⚙ archmax_advance approve") != 0 {
+		t.Errorf("the session went on past its budget:\n%s", errs)
+	}
+	code, _, errs = run(t, append(args[:len(args)-1:len(args)-1], "Any news?")...)
+	if code != exitFail || !strings.Contains(errs, "archmax: Budget exceeded") ||
+		!strings.Contains(errs, "hint: raise budgets.session.lifetime.tokens in archmax.host.yaml") || !strings.Contains(errs, "start a new session") {
+		t.Fatalf("the next message: exit %d\n%s", code, errs)
+	}
+}
+
+// archmax validate reports a USD budget on a model no pricing entry prices, at the budget,
+// and accepts the same budget in tokens.
+func TestValidateRefusesAUSDBudgetOnAnUnpricedModel(t *testing.T) {
+	t.Setenv("ARCHMAX_MODEL", "")
+	dir := budgetWorkspace(t, "version: 1\npricing:\n  other-model: { input: 3, output: 15 }\nbudgets:\n  workflows:\n    access-request:\n      daily: { usd: 5 }\n")
+	code, out, errs := run(t, "validate", "--workspace", dir, "access-request")
+	if code != exitFail || !strings.Contains(errs, "archmax.host.yaml:6:5: error host.budget: workflow 'access-request' has a USD budget") ||
+		!strings.Contains(errs, "[budgets.workflows.access-request]") || !strings.Contains(errs, "hint: add a 'pricing' entry") || !strings.HasPrefix(out, "invalid") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	dir = budgetWorkspace(t, "version: 1\npricing:\n  other-model: { input: 3, output: 15 }\nbudgets:\n  workflows:\n    access-request:\n      daily: { tokens: 5000 }\n")
+	if code, out, errs := run(t, "validate", "--workspace", dir, "access-request"); code != 0 || strings.Contains(errs, "host.budget") {
+		t.Fatalf("a token budget: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+}
