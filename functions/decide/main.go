@@ -18,6 +18,7 @@ import (
 
 	"github.com/archmax-ai/archmax/functions/handlers/assembly"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/metering"
 )
 
 func main() {
@@ -29,7 +30,7 @@ func main() {
 	}
 	h := httpapi.New(a.Engines, a.Runner, log, httpapi.WithPolicy(a.Access))
 	// API Gateway requests, and the function's own continuation events
-	lambda.Start(func(ctx context.Context, raw json.RawMessage) (any, error) {
+	lambda.Start(assembly.Traced(a, log, metering.Handler("decide", log, func(ctx context.Context, raw json.RawMessage) (any, error) {
 		return h.HandleOrEvent(ctx, raw, "decide", nil)
-	})
+	})))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/archmax-ai/archmax/functions/handlers/assembly"
 	"github.com/archmax-ai/archmax/functions/handlers/deliveries"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/metering"
 )
 
 func main() {
@@ -26,5 +27,5 @@ func main() {
 		log.Error("functions/deliver cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(deliveries.New(a.Engines, a.Runner, log, httpapi.WithPolicy(a.Access)).Handle)
+	lambda.Start(assembly.Traced(a, log, metering.Handler("deliver", log, deliveries.New(a.Engines, a.Runner, log, httpapi.WithPolicy(a.Access)).Handle)))
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/archmax-ai/archmax/functions/handlers/assembly"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/metering"
 	"github.com/archmax-ai/archmax/functions/handlers/stream"
 )
 
@@ -38,5 +39,5 @@ func main() {
 		os.Exit(1)
 	}
 	api := httpapi.New(a.Engines, a.Runner, log, httpapi.WithPolicy(a.Access))
-	lambda.Start(stream.Function(stream.New(api, log), a.Runner, jwt))
+	lambda.Start(assembly.Traced(a, log, metering.Handler("stream", log, stream.Function(stream.New(api, log), a.Runner, jwt))))
 }

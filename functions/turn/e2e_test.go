@@ -79,7 +79,7 @@ func newStack(t *testing.T, modelScript string) *stack {
 		"AWS_SECRET_ACCESS_KEY":     "local",
 		"AWS_REGION":                "us-east-1",
 	}
-	h, err := newHandler(ctx, func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
+	h, _, err := newHandler(ctx, func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,29 +19,31 @@ import (
 
 	"github.com/archmax-ai/archmax/functions/handlers/assembly"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/metering"
 	"github.com/archmax-ai/archmax/functions/handlers/starts"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	h, err := newHandler(context.Background(), os.Getenv, log)
+	h, a, err := newHandler(context.Background(), os.Getenv, log)
 	if err != nil {
 		log.Error("functions/turn cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(h.Handle)
+	lambda.Start(assembly.Traced(a, log, metering.Handler("turn", log, h.Handle)))
 }
 
-// newHandler reads the configuration through getenv and assembles the handler; it makes
-// no AWS call, so a cold start costs no round trip.
-func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (*starts.Handler, error) {
+// newHandler reads the configuration through getenv and assembles the handler (and the
+// assembly, whose trace export main flushes after each invocation); it makes no AWS call,
+// so a cold start costs no round trip.
+func newHandler(ctx context.Context, getenv func(string) string, log *slog.Logger) (*starts.Handler, *assembly.Assembly, error) {
 	routes, err := starts.ParseRoutes(getenv(starts.EnvEventRoutes))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a, err := assembly.FromEnv(ctx, getenv, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return starts.New(a.Engines, a.Runner, routes, log, httpapi.WithPolicy(a.Access)), nil
+	return starts.New(a.Engines, a.Runner, routes, log, httpapi.WithPolicy(a.Access)), a, nil
 }

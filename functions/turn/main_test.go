@@ -13,7 +13,7 @@ import (
 )
 
 func TestNewHandlerRefusesMissingConfiguration(t *testing.T) {
-	_, err := newHandler(context.Background(), func(string) string { return "" }, nil)
+	_, _, err := newHandler(context.Background(), func(string) string { return "" }, nil)
 	var cerr *assembly.ConfigError
 	if !errors.As(err, &cerr) || len(cerr.Missing) != 3 {
 		t.Fatalf("err = %v, want a ConfigError naming the three required variables", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/archmax-ai/archmax/functions/handlers/assembly"
+	"github.com/archmax-ai/archmax/functions/handlers/metering"
 	"github.com/archmax-ai/archmax/functions/handlers/wakes"
 )
 
@@ -23,5 +24,5 @@ func main() {
 		log.Error("functions/wake cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(wakes.New(a.Engines, a.Runner, log, nil).Handle)
+	lambda.Start(assembly.Traced(a, log, metering.Handler("wake", log, wakes.New(a.Engines, a.Runner, log, nil).Handle)))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/archmax-ai/archmax/core/model/bedrock"
 	"github.com/archmax-ai/archmax/core/pricing"
 	"github.com/archmax-ai/archmax/functions/handlers/access"
+	"github.com/archmax-ai/archmax/functions/handlers/tracing"
 )
 
 // Environment variables read by ConfigFromEnv.
@@ -112,6 +113,9 @@ type Config struct {
 	// fake one: the engines, the Scheduler adapter's MinLead and the Runner's budget then
 	// read it, and its invocations carry continuation.WithInvocationDeadline.
 	Clock clock.Clock
+	// Tracing is the trace export the OTEL_* variables ask for (tracing.FromEnv; nil: off):
+	// the engines trace through it and every invocation flushes it.
+	Tracing *tracing.Provider
 }
 
 // Local reports whether an endpoint override is set.
@@ -170,6 +174,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	c.Pricing, c.PricingWarnings = pricing.FromEnv(getenv)
 	cerr := &ConfigError{}
+	c.Tracing, cerr.Invalid = tracingFromEnv(getenv, cerr.Invalid)
 	required := []string{EnvTable, EnvBucket, EnvModel}
 	if c.Local() {
 		c.AccessKeyID, c.SecretAccessKey, c.SessionToken = get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY"), get("AWS_SESSION_TOKEN")

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 
+	"github.com/archmax-ai/archmax/core/metrics"
 	"github.com/archmax-ai/archmax/core/model/bedrock"
 	"github.com/archmax-ai/archmax/core/scheduler/eventbridge"
 	"github.com/archmax-ai/archmax/core/session"
@@ -22,6 +23,7 @@ import (
 	s3store "github.com/archmax-ai/archmax/core/store/s3"
 	"github.com/archmax-ai/archmax/functions/handlers/access"
 	"github.com/archmax-ai/archmax/functions/handlers/continuation"
+	"github.com/archmax-ai/archmax/functions/handlers/tracing"
 )
 
 // Open builds the AWS assembly of cfg (DESIGN.md §3): the session log in DynamoDB table
@@ -62,7 +64,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		}
 	})
 	bc := bedrock.Config{Region: awsCfg.Region, Endpoint: cfg.BedrockEndpoint, Timeout: cmp.Or(cfg.ModelTimeout, continuation.DefaultModelTimeout),
-		NoStreaming: cfg.NoStreaming}
+		NoStreaming: cfg.NoStreaming, OnCall: metrics.ModelCall, OnThrottle: metrics.ModelThrottle}
 	if cfg.Local() {
 		bc.AccessKeyID, bc.SecretAccessKey, bc.SessionToken = cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken
 	}
@@ -99,6 +101,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		Pricing:   cfg.Pricing,
 		Scheduler: sched,
 		Clock:     now,
+		// spans of every call (nil: off); a flush ends each invocation (Assembly.Tracing)
+		TracerProvider: cfg.Tracing.TracerProvider(),
 	}, hostEnv(cfg, awsCfg, s3c, log))
 	var starter continuation.Starter
 	if cfg.ContinueFunction != "" {
@@ -111,7 +115,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 	}
 	runner := continuation.NewRunner(engines, starter, continuation.Budget{ModelTimeout: bc.Timeout, Margin: cfg.ContinueMargin}, log,
 		continuation.WithClock(cfg.Clock))
-	return &Assembly{Engines: engines, Runner: runner, Access: cfg.Access}, nil
+	return &Assembly{Engines: engines, Runner: runner, Access: cfg.Access, Tracing: cfg.Tracing}, nil
 }
 
 // Assembly is what a function builds once per warm container: the engine cache and the
@@ -121,6 +125,8 @@ type Assembly struct {
 	Runner  *continuation.Runner
 	// Access is the HTTP API's access policy (httpapi.WithPolicy).
 	Access access.Policy
+	// Tracing is the trace export (nil: off); main wraps its handler in Traced.
+	Tracing *tracing.Provider
 }
 
 // FromEnv is ConfigFromEnv then Open: the whole start-up of a function. It makes no AWS

@@ -28,8 +28,10 @@ import (
 	"time"
 
 	"github.com/archmax-ai/archmax/core/clock"
+	"github.com/archmax-ai/archmax/core/metrics"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/functions/handlers/metering"
 )
 
 // Defaults of Budget.
@@ -59,6 +61,9 @@ type Budget struct {
 type Ref struct {
 	SessionID string `json:"sessionId"`
 	TurnID    string `json:"turnId"`
+	// TraceParent is the W3C traceparent of the turn span that handed on (tracing on only):
+	// the continuation's turn span is its child, in the same trace (trace.go).
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // Event is a continuation invocation's payload:
@@ -253,7 +258,10 @@ func (r *Runner) Run(ctx context.Context, opts Options, call func(context.Contex
 		}
 		work = session.WithStepDeadline(work, yield)
 	}
+	began := r.clock.Now()
+	work, handOff := traceHandOff(work)
 	out, err := call(work)
+	defer func() { metering.Turn(ctx, out, r.clock.Now().Sub(began)) }()
 	var ta *session.TurnAbortedError
 	if r.Async() && errors.As(err, &ta) && ta.Interrupted && ctx.Err() == nil {
 		out, err = &session.Outcome{SessionID: ta.SessionID, TurnID: ta.TurnID, Kind: session.KindRunning,
@@ -264,7 +272,7 @@ func (r *Runner) Run(ctx context.Context, opts Options, call func(context.Contex
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), StartTimeout)
 	defer cancel()
-	ref := Ref{SessionID: out.SessionID, TurnID: out.TurnID}
+	ref := Ref{SessionID: out.SessionID, TurnID: out.TurnID, TraceParent: handOff(out.SessionID)}
 	if err := r.starter.Start(sctx, ref); err != nil {
 		r.log.ErrorContext(ctx, "continuation not started; the session stays interrupted", "sessionId", ref.SessionID, "turnId", ref.TurnID, "error", err.Error())
 		return nil, &ContinuationStartError{SessionID: ref.SessionID, TurnID: ref.TurnID, State: out.State, Cause: err}
@@ -290,6 +298,8 @@ type Result struct {
 // reported).
 func (r *Runner) Handle(ctx context.Context, ref Ref) (Result, error) {
 	res := Result{Action: "continue", SessionID: ref.SessionID, TurnID: ref.TurnID}
+	ctx = session.ContextWithTraceParent(ctx, ref.TraceParent) // the turn's trace goes on (trace.go)
+	metrics.From(ctx).Add(metrics.Continuations, 1)
 	if _, err := spec.CheckSessionID(ref.SessionID); err != nil {
 		return res, &EventError{Reason: err.Error()}
 	}
