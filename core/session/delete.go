@@ -100,17 +100,83 @@ func (s *Sessions) deleteTree(ctx context.Context, id string) (bool, error) {
 		release()
 		return false, nil
 	}
+	if err := s.removeTree(ctx, tree, owner); err != nil {
+		release()
+		return false, err
+	}
+	return true, nil
+}
+
+// removeTree marks every committed session of a claimed tree deleting (parent first), then
+// removes them deepest child first.
+func (s *Sessions) removeTree(ctx context.Context, tree []*claimed, owner string) error {
 	for _, c := range tree {
 		if err := s.markDeleting(ctx, c, owner); err != nil {
-			release()
-			return false, err
+			return err
 		}
 	}
 	for i := len(tree) - 1; i >= 0; i-- {
 		if err := s.remove(ctx, tree[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteExpired finishes the deletion of a root session whose head the store's retention
+// removed (RD22-9: DynamoDB's TTL, read from the table's stream): record is the removed
+// head's body (the stream record's old image), which names the children and the timed
+// park. Its children are deleted as Delete deletes them (leased, marked, deepest first),
+// then its schedule, files, blobs and log items; the shared spec snapshots are kept.
+//
+// It reports whether it deleted: (false, nil) when the id is in use again — a session was
+// started under it after the expiry (its head committed, or a writer holds it) — so nothing
+// of the new session is touched. A child whose turn runs is *SessionNotResumableError (the
+// caller retries later). Safe to repeat: a deletion stopped part-way is finished by the
+// next call with the same record.
+func (s *Sessions) DeleteExpired(ctx context.Context, sessionID string, record json.RawMessage) (bool, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return false, err
+	}
+	if err := refuseChild(id); err != nil {
+		return false, err
+	}
+	owner := "expire/" + newMessageID()[1:9]
+	h, err := s.log.Acquire(ctx, id, owner, DeleteLeaseTTL)
+	if errors.Is(err, store.ErrLeaseHeld) {
+		return false, nil // a new session's writer holds the id
+	}
+	if err != nil {
+		return false, err
+	}
+	tree := []*claimed{{id: id, head: h}}
+	release := func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		for _, c := range tree {
+			_ = s.log.Release(rctx, c.id, owner)
+		}
+	}
+	if h.Version > 0 { // started again after it expired: the new session is not ours
+		release()
+		return false, nil
+	}
+	if len(record) > 0 {
+		if err := json.Unmarshal(record, &tree[0].mark); err != nil {
+			release()
+			return false, fmt.Errorf("delete expired %s: read record: %w", id, err)
+		}
+	}
+	for n := 1; n <= tree[0].mark.DispatchCount; n++ {
+		if err := s.claim(ctx, id, spec.ChildSessionID(id, n), owner, &tree); err != nil {
 			release()
 			return false, err
 		}
+	}
+	if err := s.removeTree(ctx, tree, owner); err != nil {
+		release()
+		return false, err
 	}
 	return true, nil
 }

@@ -103,6 +103,10 @@ type Config struct {
 	// tool, code state and delegation spans under it (trace.go; docs/operations.md
 	// "Traces"). nil or a noop provider: no spans, nothing recorded.
 	TracerProvider trace.TracerProvider
+	// SessionTTL is the retention of a session counted from its last activity (RD22-8): every
+	// commit of a root session sets its head's ExpiresAt to the commit's time plus SessionTTL
+	// (retention.go); 0 keeps sessions until they are deleted.
+	SessionTTL time.Duration
 }
 
 // Engine runs sessions of one workflow. Safe for concurrent use across sessions.
