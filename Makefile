@@ -96,7 +96,8 @@ CDK_CONTEXT = -c stage=$(call q,$(STAGE)) $(if $(DEPLOY_WORKSPACE),-c workspace=
 	$(if $(EVENT_PUTTERS),-c eventPutters=$(call q,$(EVENT_PUTTERS))) \
 	$(if $(LOG_RETENTION_DAYS),-c logRetentionDays=$(call q,$(LOG_RETENTION_DAYS))) \
 	$(if $(ALARM_TOPIC),-c alarmTopic=$(call q,$(ALARM_TOPIC))) $(if $(RESERVED_CONCURRENCY),-c reservedConcurrency=$(call q,$(RESERVED_CONCURRENCY))) \
-	$(if $(API_THROTTLE_RATE),-c apiThrottleRate=$(call q,$(API_THROTTLE_RATE))) $(if $(API_THROTTLE_BURST),-c apiThrottleBurst=$(call q,$(API_THROTTLE_BURST)))
+	$(if $(API_THROTTLE_RATE),-c apiThrottleRate=$(call q,$(API_THROTTLE_RATE))) $(if $(API_THROTTLE_BURST),-c apiThrottleBurst=$(call q,$(API_THROTTLE_BURST))) \
+	$(if $(TRACING),-c tracing=$(call q,$(TRACING))) $(if $(ADOT_LAYER_ARN),-c adotLayerArn=$(call q,$(ADOT_LAYER_ARN))) $(if $(OTLP_ENDPOINT),-c otlpEndpoint=$(call q,$(OTLP_ENDPOINT)))
 
 $(CDK): infra/package-lock.json
 	npm ci --prefix infra --no-audit --no-fund --loglevel=error
