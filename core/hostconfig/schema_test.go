@@ -49,7 +49,10 @@ func slots() []slot {
 	return []slot{
 		{ptr: "/properties", doc: func(in string) string { return "{ " + in + " }\n" }, samples: map[string]string{
 			"version": "version: 1", "tools": "tools: []", "policyRules": "policyRules: []", "mounts": "mounts: []", "events": "events: {}",
-			"pricing": "pricing: { default: { input: 3 } }", "budgets": "budgets: { session: { turn: { tokens: 100 } } }"}},
+			"pricing": "pricing: { default: { input: 3 } }", "budgets": "budgets: { session: { turn: { tokens: 100 } } }",
+			"retention": "retention: { sessions: 30d }"}},
+		{ptr: "/properties/retention/properties", doc: func(in string) string { return "retention: { " + in + " }\n" }, samples: map[string]string{
+			"sessions": "sessions: 12h"}},
 		{ptr: "/properties/budgets/properties", doc: func(in string) string { return "budgets: { " + in + " }\n" }, samples: map[string]string{
 			"session": "session: { lifetime: { tokens: 100 } }", "workflows": "workflows: { access-request: { daily: { tokens: 100 } } }"}},
 		{ptr: "/properties/budgets/properties/session/properties", doc: func(in string) string { return "budgets: { session: { " + in + " } }\n" }, samples: map[string]string{
@@ -196,7 +199,8 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		ptr    string
 		fields map[string]string // Go field → schema key ("" = derived or positional)
 	}{
-		{Config{}, "/properties", map[string]string{"Version": "version", "Tools": "tools", "PolicyRules": "policyRules", "Mounts": "mounts", "Events": "events", "Pricing": "pricing", "Budgets": "budgets"}},
+		{Config{}, "/properties", map[string]string{"Version": "version", "Tools": "tools", "PolicyRules": "policyRules", "Mounts": "mounts", "Events": "events", "Pricing": "pricing", "Budgets": "budgets", "Retention": "retention"}},
+		{Retention{}, "/properties/retention/properties", map[string]string{"Sessions": "sessions", "Line": "", "Column": ""}},
 		{Budgets{}, "/properties/budgets/properties", map[string]string{"Session": "session", "Workflows": "workflows", "Line": "", "Column": ""}},
 		{BudgetLimits{}, "/$defs/budgetWorkflow/properties", map[string]string{"Turn": "turn", "Lifetime": "lifetime", "Daily": "daily", "Line": "", "Column": ""}},
 		{BudgetLimit{}, "/$defs/budgetLimit/properties", map[string]string{"Tokens": "tokens", "USD": "usd"}},
@@ -249,7 +253,8 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		"/$defs/events/properties": eventsKeys, "/$defs/events/properties/eventBridge/properties": eventBridgeKeys,
 		"/$defs/events/properties/log/properties": eventLogKeys, "/$defs/price/properties": priceKeys,
 		"/properties/budgets/properties": budgetsKeys, "/properties/budgets/properties/session/properties": budgetSessionKeys,
-		"/$defs/budgetWorkflow/properties": budgetWorkflowKeys, "/$defs/budgetLimit/properties": budgetLimitKeys} {
+		"/$defs/budgetWorkflow/properties": budgetWorkflowKeys, "/$defs/budgetLimit/properties": budgetLimitKeys,
+		"/properties/retention/properties": retentionKeys} {
 		got := schematest.Keys(t, plain, ptr)
 		want := slices.Sorted(slices.Values(keys))
 		if !slices.Equal(slices.Sorted(slices.Values(got)), want) {
@@ -280,6 +285,8 @@ func TestHostSchemaRefusesWhatTheParserRefuses(t *testing.T) {
 	tool := func(in string) string { return "tools:\n  - { " + in + " }\n" }
 	for name, src := range map[string]string{
 		"version 2":              "version: 2\n",
+		"retention a number":     "retention: { sessions: 30 }\n",
+		"retention in minutes":   "retention: { sessions: 90m }\n",
 		"tools a mapping":        "tools: {}\n",
 		"no kind":                tool(okTool),
 		"two kinds":              tool(okTool + ", lambda: { function: f }, http: { method: GET, url: 'https://a.example/' }"),

@@ -47,6 +47,10 @@ type Config struct {
 	// Budgets is the budgets section: limits in tokens and USD per turn, per session
 	// lifetime and per workflow per UTC day (budgets.go). nil when the file has none.
 	Budgets *Budgets
+	// Retention is the retention section: how long a session is kept after its last
+	// activity (retention.go). nil when the file has none: ARCHMAX_SESSION_TTL is the
+	// fallback, else sessions are kept until deleted.
+	Retention *Retention
 }
 
 // Tool kinds.
