@@ -35,6 +35,8 @@
 //	pk = I#<key>        sk = I       an idempotency record: v B (the value), or blob S: its
 //	                                 blob ref when over 64 KiB (blob namespace IdempotencyBlobs),
 //	                                 ttl N (Unix s)
+//	pk = U#<workflow>#<day>  sk = U  a workflow's usage in one UTC day (AddUsage, usage.go):
+//	                                 tokens N, microUsd N, ttl N (the day's end + store.UsageTTL)
 //
 //	GSI byParkDue: parkKey HASH, parkDue RANGE, projection ALL   (ListDueParks; List of awaiting_decision)
 //	GSI byUpdated: listKey HASH, listSort RANGE, projection ALL  (List)
