@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -366,5 +367,74 @@ func TestTraceParentRoundTrip(t *testing.T) {
 	}
 	if TraceParent(trace.SpanContext{}) != "" {
 		t.Error("an invalid span context has a traceparent")
+	}
+}
+
+// A child interrupted at its parent's step deadline is driven on by the parent's
+// continuation in a later invocation: that invocation's turn span continues the trace, its
+// step opens a resumed `delegate` span, and the child's continued turn is under it — the
+// child's spans of both invocations in the parent's one trace.
+func TestTraceChildAcrossInvocations(t *testing.T) {
+	h, exp := traceHarness(t)
+	var now atomic.Int64
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	now.Store(start.UnixNano())
+	h.cfg.Clock = func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	deadline := start.Add(time.Minute)
+	h.script(calls("", delegateCall("helper", nil)), says("All done."))
+	h.child("s1~1",
+		func(req *model.Request) (*model.Response, error) {
+			now.Store(deadline.Add(time.Second).UnixNano()) // the child's first call ends past the deadline
+			return calls("", setVars(map[string]any{"k": "v"}))(req)
+		},
+		says("Helped."))
+	eng := h.engine()
+	out, err := eng.Send(WithStepDeadline(context.Background(), deadline), "s1", SendInput{Message: "go"})
+	if err != nil || out.Kind != KindRunning {
+		t.Fatalf("first invocation: %v %+v", err, out)
+	}
+	if sum := h.summary("s1~1"); sum.Status != StatusRunning {
+		t.Fatalf("the child is %s, want running (interrupted)", sum.Status)
+	}
+	out, skipped, err := eng.Continue(context.Background(), "s1", "")
+	if err != nil || skipped != nil || out.Kind != KindCompleted {
+		t.Fatalf("continuation: %v %+v %+v", err, skipped, out)
+	}
+	tr := spanTree{t: t, spans: exp.GetSpans()}
+	parents := tr.named("turn wf")
+	slices.SortFunc(parents, func(a, b tracetest.SpanStub) int { return a.StartTime.Compare(b.StartTime) })
+	if len(parents) != 2 {
+		t.Fatalf("%d parent turns; spans: %s", len(parents), tr.names())
+	}
+	for _, sp := range tr.spans {
+		if sp.SpanContext.TraceID() != parents[0].SpanContext.TraceID() {
+			t.Errorf("span %q is in another trace", sp.Name)
+		}
+	}
+	if parents[1].Parent.SpanID() != parents[0].SpanContext.SpanID() {
+		t.Errorf("the continuation's turn is not under the first invocation's")
+	}
+	children := tr.named("turn helper")
+	if len(children) != 2 {
+		t.Fatalf("%d child turns, want one per invocation; spans: %s", len(children), tr.names())
+	}
+	for _, c := range children {
+		var del tracetest.SpanStub
+		for _, d := range tr.named("delegate helper") {
+			if isChildOf(c, d) {
+				del = d
+			}
+		}
+		if !del.SpanContext.IsValid() {
+			t.Fatalf("child turn %v is under no delegate span", c.SpanContext.SpanID())
+		}
+		_, resumed := attrOf(del, AttrResumed)
+		continued := strAttr(t, c, AttrContinued) == "true"
+		if resumed != continued {
+			t.Errorf("child turn continued=%v under a delegate span resumed=%v", continued, resumed)
+		}
+		if unfinished, _ := attrOf(del, AttrUnfinished); !resumed && !unfinished.AsBool() {
+			t.Error("the first invocation's delegation, still running when it yielded, is not marked unfinished")
+		}
 	}
 }
