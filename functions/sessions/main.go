@@ -19,6 +19,7 @@ import (
 
 	"github.com/archmax-ai/archmax/functions/handlers/assembly"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/metering"
 )
 
 func main() {
@@ -28,5 +29,5 @@ func main() {
 		log.Error("functions/sessions cannot start", "error", err.Error())
 		os.Exit(1)
 	}
-	lambda.Start(httpapi.New(a.Engines, nil, log, httpapi.WithPolicy(a.Access)).HandleRead)
+	lambda.Start(metering.Handler("sessions", log, httpapi.New(a.Engines, nil, log, httpapi.WithPolicy(a.Access)).HandleRead))
 }
