@@ -78,7 +78,7 @@ cli:
 ## WORKSPACE (on the command line: the workspace deployed with the stack — its host file's grants,
 ## its upload under the spec prefix; none: neither) STAGE MODEL MODELS SPEC_PREFIX SESSION_PREFIX EVENT_ROUTES
 ## DELIVERY_SOURCES JWT_ISSUER JWT_AUDIENCE JWT_SCOPE_PREFIX IAM_ADMINS IAM_DECIDERS FOUR_EYES
-## EVENT_PUTTERS LOG_RETENTION_DAYS ALARM_TOPIC RESERVED_CONCURRENCY API_THROTTLE_RATE API_THROTTLE_BURST
+## EVENT_PUTTERS LOG_RETENTION_DAYS ALARM_TOPIC RESERVED_CONCURRENCY API_THROTTLE_RATE API_THROTTLE_BURST MODEL_THROTTLE_RATE
 ## (infra/README.md, docs/operations.md); DEPLOY_FLAGS go to `cdk deploy`.
 CDK   := infra/node_modules/.bin/cdk
 JSII  := JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
@@ -97,6 +97,7 @@ CDK_CONTEXT = -c stage=$(call q,$(STAGE)) $(if $(DEPLOY_WORKSPACE),-c workspace=
 	$(if $(LOG_RETENTION_DAYS),-c logRetentionDays=$(call q,$(LOG_RETENTION_DAYS))) \
 	$(if $(ALARM_TOPIC),-c alarmTopic=$(call q,$(ALARM_TOPIC))) $(if $(RESERVED_CONCURRENCY),-c reservedConcurrency=$(call q,$(RESERVED_CONCURRENCY))) \
 	$(if $(API_THROTTLE_RATE),-c apiThrottleRate=$(call q,$(API_THROTTLE_RATE))) $(if $(API_THROTTLE_BURST),-c apiThrottleBurst=$(call q,$(API_THROTTLE_BURST))) \
+	$(if $(MODEL_THROTTLE_RATE),-c modelThrottleRate=$(call q,$(MODEL_THROTTLE_RATE))) \
 	$(if $(TRACING),-c tracing=$(call q,$(TRACING))) $(if $(ADOT_LAYER_ARN),-c adotLayerArn=$(call q,$(ADOT_LAYER_ARN))) $(if $(OTLP_ENDPOINT),-c otlpEndpoint=$(call q,$(OTLP_ENDPOINT)))
 
 $(CDK): infra/package-lock.json
