@@ -334,3 +334,30 @@ func TestBudgetDailyConcurrentSessionsOverspendAtMostOneStepEach(t *testing.T) {
 		t.Errorf("late start: %v", err)
 	}
 }
+
+// A turn's budget spans its continuations: each invocation past its step deadline takes one
+// step and hands the turn on, and the turn still stops once its steps together reach the
+// limit (the base is the record's, not the invocation's).
+func TestBudgetTurnSpansContinuations(t *testing.T) {
+	h, clk := budgetHarness(t, &hostconfig.Budgets{Session: hostconfig.BudgetLimits{Turn: hostconfig.BudgetLimit{Tokens: 500}}})
+	h.script(step(1), step(2), step(3))
+	eng := h.engine()
+	past := func() context.Context { return WithStepDeadline(context.Background(), clk.Now().Add(-time.Second)) }
+	out, err := eng.Send(past(), "s1", SendInput{Message: "go"})
+	must(t, err)
+	for i := 0; out.Kind == KindRunning; i++ {
+		if i > 10 {
+			t.Fatal("the turn never settled")
+		}
+		var skipped *ContinueSkipped
+		out, skipped, err = eng.Continue(past(), "s1", out.TurnID)
+		must(t, err)
+		if skipped != nil {
+			t.Fatalf("skipped: %s", skipped.Reason)
+		}
+	}
+	assertBudgetStop(t, h, out, BudgetTurn, BudgetTokens, BudgetSession, 500, 660)
+	if n := len(h.model.requests); n != 3 {
+		t.Errorf("%d model calls, want 3", n)
+	}
+}
