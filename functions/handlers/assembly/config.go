@@ -38,6 +38,10 @@ const (
 	EnvSchedulerRoleARN  = "ARCHMAX_SCHEDULER_ROLE_ARN" // role EventBridge Scheduler assumes to invoke it
 	EnvSchedulerDLQARN   = "ARCHMAX_SCHEDULER_DLQ_ARN"  // SQS queue every schedule names as its dead letter queue (optional)
 	EnvSchedulerEndpoint = "ARCHMAX_SCHEDULER_ENDPOINT" // local/test only: e.g. local/schedulerfake
+	// EnvSessionTTL is the retention of a session from its last activity, <n>d or <n>h
+	// (hostconfig.ParseRetention; the stack's sessionTtl): the host file's retention section
+	// replaces it (RD22-10). Unset: sessions are kept until deleted.
+	EnvSessionTTL = "ARCHMAX_SESSION_TTL"
 	// Continuation past the invocation's deadline (DESIGN.md §4): a turn stops between
 	// steps once less than EnvModelTimeout + EnvContinueMargin remains, and continues in an
 	// asynchronous invocation of EnvContinueFunction (default: the function itself,
@@ -84,6 +88,9 @@ type Config struct {
 	// file's pricing section replaces it. PricingWarnings name the values ignored.
 	Pricing         pricing.Table
 	PricingWarnings []string
+	// SessionTTL is ARCHMAX_SESSION_TTL (0 when unset): session.Config.SessionTTL unless
+	// the host file has a retention section.
+	SessionTTL time.Duration
 	// Region is the AWS region ("" = the SDK's default chain; Lambda sets AWS_REGION).
 	Region string
 	// Endpoint overrides for local and test use. With any of them set the assembly is
@@ -212,6 +219,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		cerr.Invalid = append(cerr.Invalid, err.Error())
 	} else {
 		c.NoStreaming = !on
+	}
+	if v := get(EnvSessionTTL); v != "" {
+		if d, err := hostconfig.ParseRetention(v); err != nil {
+			cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s: %v", EnvSessionTTL, err))
+		} else {
+			c.SessionTTL = d
+		}
 	}
 	if (c.WakeTargetARN == "") != (c.SchedulerRoleARN == "") {
 		cerr.Invalid = append(cerr.Invalid, fmt.Sprintf("%s and %s are set together or not at all", EnvWakeTargetARN, EnvSchedulerRoleARN))

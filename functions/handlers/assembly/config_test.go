@@ -106,6 +106,7 @@ func TestConfigFromEnvRefusesUnusableConfiguration(t *testing.T) {
 			EnvIAMDeciders: "arn:aws:iam::1:role/ok, approvers"}, nil, EnvIAMDeciders},
 		{"streaming is a boolean", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m", EnvStreaming: "sometimes"}, nil, EnvStreaming},
 		{"four-eyes is a boolean", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m", EnvFourEyes: "yes please"}, nil, EnvFourEyes},
+		{"a session TTL is <n>d or <n>h", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m", EnvSessionTTL: "30 days"}, nil, EnvSessionTTL},
 		{"the host file's digest is a SHA-256 in hex", map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m",
 			EnvHostFileSHA256: strings.Repeat("0A", 32)}, nil, EnvHostFileSHA256},
 	}
@@ -170,5 +171,18 @@ func TestConfigFromEnvPricing(t *testing.T) {
 	delete(env, pricing.EnvOutput)
 	if c, _ := ConfigFromEnv(func(k string) string { return env[k] }); c.Pricing != nil {
 		t.Errorf("no price set: a table %v", c.Pricing)
+	}
+}
+
+// RD22-10: ARCHMAX_SESSION_TTL is the session retention the engines get (the host file's
+// section replaces it in host.Apply); unset, none.
+func TestConfigFromEnvSessionTTL(t *testing.T) {
+	base := map[string]string{EnvTable: "t", EnvBucket: "b", EnvModel: "m"}
+	if c, err := ConfigFromEnv(env(base)); err != nil || c.SessionTTL != 0 {
+		t.Errorf("unset: %v, %v", c.SessionTTL, err)
+	}
+	base[EnvSessionTTL] = "30d"
+	if c, err := ConfigFromEnv(env(base)); err != nil || c.SessionTTL != 30*24*time.Hour {
+		t.Errorf("30d: %v, %v", c.SessionTTL, err)
 	}
 }

@@ -100,7 +100,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 		ModelID:   cfg.ModelID,
 		Pricing:   cfg.Pricing,
 		Scheduler: sched,
-		Clock:     now,
+		// retention from the last activity; the host file's section replaces it (host.Apply)
+		SessionTTL: cfg.SessionTTL,
+		Clock:      now,
 		// spans of every call (nil: off); a flush ends each invocation (Assembly.Tracing)
 		TracerProvider: cfg.Tracing.TracerProvider(),
 	}, hostEnv(cfg, awsCfg, s3c, log))
