@@ -77,7 +77,7 @@ cli:
 ## credentials and a bootstrapped account (`cdk bootstrap`). Parameters (all optional):
 ## WORKSPACE (on the command line: the workspace deployed with the stack — its host file's grants,
 ## its upload under the spec prefix; none: neither) STAGE MODEL MODELS SPEC_PREFIX SESSION_PREFIX EVENT_ROUTES
-## DELIVERY_SOURCES JWT_ISSUER JWT_AUDIENCE JWT_SCOPE_PREFIX IAM_ADMINS IAM_DECIDERS FOUR_EYES
+## DELIVERY_SOURCES JWT_ISSUER JWT_AUDIENCE JWT_SCOPE_PREFIX IAM_ADMINS IAM_DECIDERS FOUR_EYES SESSION_TTL
 ## EVENT_PUTTERS LOG_RETENTION_DAYS ALARM_TOPIC RESERVED_CONCURRENCY API_THROTTLE_RATE API_THROTTLE_BURST MODEL_THROTTLE_RATE
 ## (infra/README.md, docs/operations.md); DEPLOY_FLAGS go to `cdk deploy`.
 CDK   := infra/node_modules/.bin/cdk
@@ -93,6 +93,7 @@ CDK_CONTEXT = -c stage=$(call q,$(STAGE)) $(if $(DEPLOY_WORKSPACE),-c workspace=
 	$(if $(JWT_ISSUER),-c jwtIssuer=$(call q,$(JWT_ISSUER))) $(if $(JWT_AUDIENCE),-c jwtAudience=$(call q,$(JWT_AUDIENCE))) \
 	$(if $(JWT_SCOPE_PREFIX),-c jwtScopePrefix=$(call q,$(JWT_SCOPE_PREFIX))) $(if $(IAM_ADMINS),-c iamAdmins=$(call q,$(IAM_ADMINS))) \
 	$(if $(IAM_DECIDERS),-c iamDeciders=$(call q,$(IAM_DECIDERS))) $(if $(FOUR_EYES),-c fourEyes=$(call q,$(FOUR_EYES))) \
+	$(if $(SESSION_TTL),-c sessionTtl=$(call q,$(SESSION_TTL))) \
 	$(if $(EVENT_PUTTERS),-c eventPutters=$(call q,$(EVENT_PUTTERS))) \
 	$(if $(LOG_RETENTION_DAYS),-c logRetentionDays=$(call q,$(LOG_RETENTION_DAYS))) \
 	$(if $(ALARM_TOPIC),-c alarmTopic=$(call q,$(ALARM_TOPIC))) $(if $(RESERVED_CONCURRENCY),-c reservedConcurrency=$(call q,$(RESERVED_CONCURRENCY))) \

@@ -54,8 +54,9 @@ type Access struct {
 // DynamoDB actions of the functions.
 var (
 	engineTable = []string{"dynamodb:BatchWriteItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"}
-	httpTable   = append(append([]string(nil), engineTable...), "dynamodb:PutItem")  // + Idempotency-Key records / event claims
-	deleteTable = append(append([]string(nil), httpTable...), "dynamodb:DeleteItem") // + the head of a deleted session (RD22-7)
+	httpTable   = append(append([]string(nil), engineTable...), "dynamodb:PutItem")    // + Idempotency-Key records / event claims
+	deleteTable = append(append([]string(nil), httpTable...), "dynamodb:DeleteItem")   // + the head of a deleted session (RD22-7)
+	wakeTable   = append(append([]string(nil), engineTable...), "dynamodb:DeleteItem") // + the heads of an expired session's children (RD22-9)
 )
 
 // AccessOf is each function's Access.
@@ -68,8 +69,10 @@ var AccessOf = map[string]Access{
 	FnDecide: {TableActions: deleteTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
 	// HTTP deliveries (Idempotency-Key) and EventBridge deliveries (ids kept in the head), continuations
 	FnDeliver: {TableActions: httpTable, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
-	// scheduled wakes and the sweep over byParkDue, continuations; no HTTP, so no PutItem
-	FnWake: {TableActions: engineTable, Indexes: []string{IndexByParkDue}, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
+	// scheduled wakes and the sweep over byParkDue, continuations; no HTTP, so no PutItem;
+	// the table stream's expired heads, whose sessions it deletes (retention.go: the stream
+	// read is granted there)
+	FnWake: {TableActions: wakeTable, Indexes: []string{IndexByParkDue}, ReadSpecs: true, ReadSessions: true, WriteSessions: true, ListBucket: true, Models: true, Schedules: true, InvokeSelf: true, Host: true},
 	// read-only: heads, items and the listing indexes (every session, an owner's, the decision
 	// queue in byParkDue); blobs of large values, spec snapshots and the session files the
 	// artifact and file routes serve — ListBucket under the session prefix, so a missing file

@@ -105,6 +105,9 @@ type Config struct {
 	JWTScopePrefix         string
 	IAMAdmins, IAMDeciders []string
 	FourEyes               bool
+	// SessionTTL is the session retention from the last activity, <n>d or <n>h ("" = none):
+	// ARCHMAX_SESSION_TTL on the functions that run engines (retention.go).
+	SessionTTL string
 	// EventPutters are the other accounts or principals whose PutEvents the stage's bus
 	// accepts (its resource policy); every event on it must come from an event source the
 	// stack routes (DeliverySources and the EventRoutes' sources).
@@ -210,6 +213,9 @@ func ConfigFromContext(scope constructs.Construct) (Config, error) {
 		return Config{}, err
 	}
 	if c.Tracing, err = tracingFromContext(get); err != nil {
+		return Config{}, err
+	}
+	if c.SessionTTL, err = sessionTTLFromContext(get); err != nil {
 		return Config{}, err
 	}
 	if routes := get(CtxEventRoutes, ""); routes != "" {

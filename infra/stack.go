@@ -145,6 +145,7 @@ func NewStack(scope constructs.Construct, cfg Config) *Stack {
 		s.function(fn)
 	}
 	s.onFailure()
+	s.expiryConsumer() // retention.go
 	s.schedulerTarget()
 	s.workspace()
 	s.httpAPI()
@@ -169,7 +170,9 @@ func (s *Stack) storage() {
 		BillingMode:                      awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)},
 		TimeToLiveAttribute:              jsii.String(AttrTTL),
-		RemovalPolicy:                    awscdk.RemovalPolicy_RETAIN,
+		// the retention consumer reads the TTL's head removals, with the heads' records (retention.go)
+		Stream:        awsdynamodb.StreamViewType_OLD_IMAGE,
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
 	for _, ix := range []struct{ name, hash, rng string }{
 		{IndexByParkDue, AttrParkKey, AttrParkDue},
@@ -262,6 +265,9 @@ func (s *Stack) function(fn string) {
 		env[EnvWakeTargetARN] = FunctionArn(s.Stack, cfg, FnWake)
 		env[EnvSchedulerRoleARN] = s.SchedulerRole.RoleArn()
 		env[EnvSchedulerDLQARN] = s.Queues[QueueSchedules].QueueArn()
+	}
+	if acc.Host && cfg.SessionTTL != "" { // every function that commits sessions (retention.go)
+		env[EnvSessionTTL] = jsii.String(cfg.SessionTTL)
 	}
 	if fn == FnTurn && len(cfg.EventRoutes) > 0 {
 		env[EnvEventRoutes] = jsii.String(mustJSON(cfg.EventRoutes))

@@ -89,6 +89,7 @@ func TestMain(m *testing.M) {
 			IAMAdmins:        []string{"arn:aws:iam::123456789012:role/ops"},
 			IAMDeciders:      []string{"arn:aws:iam::123456789012:role/approvers", "arn:aws:iam::123456789012:user/bob"},
 			FourEyes:         true,
+			SessionTTL:       "30d",
 			EventPutters:     []string{"210987654321", "arn:aws:iam::210987654321:role/partner-events"},
 			Workspace:        ws,
 			Ops: Operations{AlarmTopicARN: testAlarmTopic, ReservedConcurrency: map[string]int{FnTurn: 20, FnWake: 5},
@@ -297,7 +298,7 @@ func TestEnvironment(t *testing.T) {
 	ids := functionIDs(t)
 	schedulerRole := schedulerRoleID(t)
 	base := append([]string{EnvBucket, EnvModel, EnvSessionPrefix, EnvSpecPrefix, EnvTable}, EndpointVars...)
-	writers := append(slices.Clone(base), EnvSchedulerGroup, EnvSchedulerRoleARN, EnvSchedulerDLQARN, EnvWakeTargetARN, EnvHostFileSHA256)
+	writers := append(slices.Clone(base), EnvSchedulerGroup, EnvSchedulerRoleARN, EnvSchedulerDLQARN, EnvWakeTargetARN, EnvHostFileSHA256, EnvSessionTTL)
 	roles := []string{EnvIAMAdmins, EnvIAMDeciders} // the HTTP functions, under IAM authorization
 	want := map[string][]string{
 		FnTurn:     append(slices.Concat(writers, roles), EnvEventRoutes),
@@ -842,8 +843,11 @@ func TestLeastPrivilege(t *testing.T) {
 		FnTurn:    writer(FnTurn, http...),
 		FnDecide:  writer(FnDecide, append(slices.Clone(http), "DeleteItem")...), // DELETE /v1/sessions/{id} (RD22-7)
 		FnDeliver: writer(FnDeliver, http...),
-		FnWake:    append(writer(FnWake, engine...), "Allow dynamodb:Query "+tableArn+"/index/"+IndexByParkDue),
-		FnStream:  writer(FnStream, http...),
+		FnWake: append(writer(FnWake, append(slices.Clone(engine), "DeleteItem")...), "Allow dynamodb:Query "+tableArn+"/index/"+IndexByParkDue,
+			// the table stream's expired heads (retention.go, RD22-9): that stream only
+			"Allow dynamodb:DescribeStream ${"+table+".StreamArn}", "Allow dynamodb:GetRecords ${"+table+".StreamArn}",
+			"Allow dynamodb:GetShardIterator ${"+table+".StreamArn}", "Allow dynamodb:ListStreams "+tableArn+"/stream/*"),
+		FnStream: writer(FnStream, http...),
 		FnSessions: {
 			"Allow dynamodb:GetItem " + tableArn,
 			"Allow dynamodb:Query " + tableArn,
