@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -75,5 +76,60 @@ func TestDailyBudgetAcrossSessionsOnDynamoDB(t *testing.T) {
 	}
 	if at, _ := strconv.ParseInt(ttl.Value, 10, 64); at <= clk.Now().Unix() {
 		t.Errorf("the counter's ttl %d is not in the future", at)
+	}
+}
+
+// Hostile: eight sessions of one workflow start at once on two turn Lambdas (each its own
+// assembly, sharing only DynamoDB and S3), every step 220 tokens, the day's budget 2000. The
+// guarantee (BU22-7): every session stops on the daily budget, and the day's counter — the
+// exact sum of what the sessions spent — ends at the limit or over it by less than one step
+// per session.
+func TestDailyBudgetConcurrentSessionsOnDynamoDB(t *testing.T) {
+	const sessions, limit, stepTokens = 8, 2000, 220
+	s := newStack(t, "budget-rush.model.yaml")
+	clk := s.virtualTime()
+	s3c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.env[assembly.EnvS3Endpoint]), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	if _, err := s3c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("specs/" + hostconfig.File),
+		Body: strings.NewReader("budgets:\n  workflows:\n    parcel:\n      daily: { tokens: " + strconv.Itoa(limit) + " }\n")}); err != nil {
+		t.Fatal(err)
+	}
+	one, two := s.boot(t), s.boot(t)
+	answers := make([]answer, sessions)
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := one
+			if i%2 == 1 {
+				l = two
+			}
+			answers[i] = call(t, l.turn, startReq("parcel", `{"message":"Track it."}`))
+		}()
+	}
+	wg.Wait()
+	var spent int64
+	for i, a := range answers {
+		r, _ := a.body["rejected"].(string)
+		if a.status != http.StatusOK || a.body["kind"] != "rejected" || !strings.Contains(r, "daily budget") {
+			t.Errorf("session %d: %d %v", i, a.status, a.body)
+			continue
+		}
+		u, _ := a.body["usage"].(map[string]any)
+		in, _ := u["inputTokens"].(float64)
+		out, _ := u["outputTokens"].(float64)
+		spent += int64(in + out)
+	}
+	tot, err := s.log.AddUsage(context.Background(), "parcel", store.UsageDay(clk.Now()), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tot.Tokens != spent || spent%stepTokens != 0 {
+		t.Errorf("counter %d tokens, the sessions spent %d", tot.Tokens, spent)
+	}
+	t.Logf("the day: %d tokens of %d, %d steps", tot.Tokens, limit, tot.Tokens/stepTokens)
+	if tot.Tokens < limit || tot.Tokens >= limit+sessions*stepTokens {
+		t.Errorf("the day's total %d: want at least %d and under %d + %d sessions × %d", tot.Tokens, limit, limit, sessions, stepTokens)
 	}
 }
