@@ -299,7 +299,8 @@ type Result struct {
 func (r *Runner) Handle(ctx context.Context, ref Ref) (Result, error) {
 	res := Result{Action: "continue", SessionID: ref.SessionID, TurnID: ref.TurnID}
 	ctx = session.ContextWithTraceParent(ctx, ref.TraceParent) // the turn's trace goes on (trace.go)
-	metrics.From(ctx).Add(metrics.Continuations, 1)
+	// counted at the end: under the session's workflow, once looked up
+	defer metrics.From(ctx).Add(metrics.Continuations, 1)
 	if _, err := spec.CheckSessionID(ref.SessionID); err != nil {
 		return res, &EventError{Reason: err.Error()}
 	}

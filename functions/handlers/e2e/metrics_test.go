@@ -382,6 +382,7 @@ func TestEveryMetricIsEmitted(t *testing.T) {
 	// a continuation of a turn that is no longer A's: served, skipped
 	_, e = f.run(t, "turn", json.RawMessage(`{"archmaxContinue":{"sessionId":"`+idA+`","turnId":"tq3kz7m2x4c6v8b1n"}}`))
 	want("stale continuation", e, metrics.Continuations, 1)
+	wantWorkflow("stale continuation", e, "meter")
 	if _, ok := e.values[metrics.Turns]; ok {
 		t.Errorf("a skipped continuation counted a turn")
 	}
