@@ -37,6 +37,14 @@ func Handler[In, Out any](fn string, log *slog.Logger, h func(context.Context, I
 	}
 }
 
+// Answered counts an API Gateway answer the handler does not return itself — the stream
+// function's, whose call runs inside the stream — as Handler counts a returned one.
+func Answered(ctx context.Context, resp events.APIGatewayV2HTTPResponse) {
+	if r := metrics.From(ctx); r != nil {
+		refused(r, resp)
+	}
+}
+
 // refused counts an API Gateway answer of status 400 or more as an Error of its body's
 // error.code (every error answer of functions/handlers/httpapi has one; "HTTP<status>"
 // when it has none).

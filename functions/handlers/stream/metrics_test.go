@@ -82,3 +82,35 @@ func TestStreamedTurnIsMetered(t *testing.T) {
 		t.Errorf("the stream showed %v", streamed)
 	}
 }
+
+// A streamed request the HTTP API refuses counts an error of its code, as a returned answer does.
+func TestStreamedRefusalIsCounted(t *testing.T) {
+	f := newFixture(t, memory.New(), memory.NewFiles())
+	var logged lockedBuffer
+	log := slog.New(slog.NewJSONHandler(&logged, nil))
+	f.register(metering.Handler("stream", log, stream.Function(stream.New(f.api, nil, stream.WithPoll(5*time.Millisecond)), nil, nil)))
+	s := f.invoke(urlRequest("POST", "/v1/workflows/no-such-workflow/sessions", "", `{"message":"hi"}`, owner, nil))
+	var body []byte
+	if s.body != nil {
+		body = s.body
+	} else {
+		for _, fr := range s.rest() {
+			body = append(body, fr.Data...)
+		}
+	}
+	codes := map[string]float64{}
+	for _, line := range strings.Split(strings.TrimSpace(logged.String()), "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) == nil && l["code"] != nil && l["function"] == "stream" {
+			codes[l["code"].(string)] += l["Errors"].(float64)
+		}
+	}
+	if len(codes) != 1 {
+		t.Fatalf("errors %v for the answer %d %s", codes, s.status, body)
+	}
+	for code, n := range codes {
+		if n != 1 || !strings.Contains(string(body), `"`+code+`"`) {
+			t.Errorf("errors %v for the answer %d %s", codes, s.status, body)
+		}
+	}
+}

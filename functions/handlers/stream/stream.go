@@ -46,6 +46,7 @@ import (
 	"github.com/archmax-ai/archmax/core/metrics"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/functions/handlers/httpapi"
+	"github.com/archmax-ai/archmax/functions/handlers/metering"
 )
 
 // ContentType is the media type of a streamed answer.
@@ -319,6 +320,7 @@ func (h *Handler) turn(ctx context.Context, req events.APIGatewayV2HTTPRequest, 
 	done := make(chan events.APIGatewayV2HTTPResponse, 1)
 	go func() {
 		resp, _ := h.api.Handle(session.WithEventObserver(httpapi.Streamed(ctx), metrics.Also(ctx, q.push)), req)
+		metering.Answered(ctx, resp)
 		done <- resp
 	}()
 	var sessionID string
