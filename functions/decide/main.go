@@ -2,8 +2,10 @@
 // HTTP API (payload format 2.0) requests on
 //
 //	POST /v1/sessions/{sessionId}/decision    {to, comment?, parkId?}
+//	DELETE /v1/sessions/{sessionId}           the session and everything of it: 204
 //
-// resume a session parked at a human state (spec 02 §3.4) through functions/handlers/httpapi
+// resume a session parked at a human state (spec 02 §3.4), or delete a session (its owner's
+// or an admin's: session.Sessions.Delete), through functions/handlers/httpapi
 // over the AWS assembly (configuration from ARCHMAX_* environment variables). A
 // configuration that cannot work stops the function at init with a logged reason.
 package main
