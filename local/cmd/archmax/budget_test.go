@@ -59,3 +59,13 @@ func TestValidateRefusesAUSDBudgetOnAnUnpricedModel(t *testing.T) {
 		t.Fatalf("a token budget: exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 }
+
+// A budget keyed by a slug no workflow has is a warning: its limits would apply to nothing.
+func TestValidateWarnsOfABudgetForNoWorkflow(t *testing.T) {
+	dir := budgetWorkspace(t, "version: 1\nbudgets:\n  workflows:\n    acess-request:\n      daily: { tokens: 5000 }\n")
+	code, out, errs := run(t, "validate", "--workspace", dir)
+	if code != 0 || !strings.Contains(errs, "archmax.host.yaml:4:5: warning host.budget: 'acess-request' names no workflow of this workspace") ||
+		strings.Count(errs, "acess-request' names") != 1 || !strings.Contains(out, "valid") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+}

@@ -70,6 +70,7 @@ Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage error.`,
 			// (hostconfig.LocalMountProblem, which local/runner runs)
 			host.Diagnostics = append(host.Diagnostics, hostconfig.LocalMountDiagnostics(host.Config, host.Diagnostics,
 				hostconfig.LocalRoots{Workspace: workspace})...)
+			host.Diagnostics = append(host.Diagnostics, budgetSlugFindings(ctx, files, host.Config)...) // budgets of no workflow
 			if online {
 				host.Diagnostics = append(host.Diagnostics, validate.Online(ctx, host, mcpLister(region))...)
 			}

@@ -2,12 +2,16 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/pricing"
 	"github.com/archmax-ai/archmax/core/session"
 	"github.com/archmax-ai/archmax/core/spec"
 	"github.com/archmax-ai/archmax/core/store"
+	"github.com/archmax-ai/archmax/core/validate"
 	"github.com/archmax-ai/archmax/local/runner"
 )
 
@@ -52,4 +56,28 @@ func budgetFindings(ctx context.Context, files store.Files, slug string, host *h
 	}
 	return []spec.Diagnostic{{Severity: "error", Code: p.Code, Field: p.Field, Message: p.Message, Hint: p.Hint,
 		File: hostconfig.File, Line: line, Column: col}}
+}
+
+// budgetSlugFindings warns of each budgets.workflows entry that names no workflow of the
+// workspace: a misspelt slug would leave the workflow it meant without its limits.
+func budgetSlugFindings(ctx context.Context, files store.Files, host *hostconfig.Config) []spec.Diagnostic {
+	if host == nil || host.Budgets == nil || len(host.Budgets.Workflows) == 0 {
+		return nil
+	}
+	slugs, err := validate.Workflows(ctx, files)
+	if err != nil {
+		return nil
+	}
+	var out []spec.Diagnostic
+	for _, slug := range slices.Sorted(maps.Keys(host.Budgets.Workflows)) {
+		if slices.Contains(slugs, slug) {
+			continue
+		}
+		w := host.Budgets.Workflows[slug]
+		out = append(out, spec.Diagnostic{Severity: "warning", Code: hostconfig.CodeBudget, Field: "budgets.workflows." + slug,
+			File: hostconfig.File, Line: w.Line, Column: w.Column,
+			Message: fmt.Sprintf("'%s' names no workflow of this workspace (no workflows/%s/workflow.yaml): its limits apply to nothing", slug, slug),
+			Hint:    "key the entry by the slug of a workflow folder under workflows/, or remove it"})
+	}
+	return out
 }
