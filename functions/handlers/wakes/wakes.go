@@ -157,6 +157,13 @@ func (h *Handler) Wake(ctx context.Context, sessionID, parkID string) (Result, e
 		skipped = s
 		return out, err
 	})
+	var deleting *session.SessionDeletingError
+	if errors.As(err, &deleting) { // a deletion began (RD22-2): the park goes with the session
+		res.Skipped = "the session is being deleted"
+		metrics.From(ctx).Add(metrics.WakesSkipped, 1)
+		h.log.InfoContext(ctx, "wake skipped", "sessionId", sessionID, "parkId", parkID, "reason", res.Skipped)
+		return res, nil
+	}
 	if err != nil {
 		h.log.WarnContext(ctx, "wake failed; it will be retried", "sessionId", sessionID, "parkId", parkID, "error", err.Error())
 		return res, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/functions/handlers/internal/handlertest"
 )
 
@@ -141,5 +142,29 @@ func TestFixtureEvents(t *testing.T) {
 		if err != nil || res.Action != want {
 			t.Errorf("%s: %+v %v, want a %s", name, res, err, want)
 		}
+	}
+}
+
+// RD22-2: a wake of a session whose deletion began (and stopped part-way) is a skip, not a
+// failure to retry into the dead letter queue: the park goes with the session.
+func TestWakeOfASessionBeingDeleted(t *testing.T) {
+	f := newFixture(t)
+	parkID := f.park(t, "d7")
+	f.clock.Add(31 * time.Minute)
+	log := f.engines.Log()
+	h, err := log.Acquire(context.Background(), "d7", "deleter", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nh := *h
+	nh.Status, nh.Lease = string(session.StatusDeleting), nil
+	if _, err := log.Commit(context.Background(), "d7", "deleter", &store.Commit{ExpectedVersion: h.Version, Head: nh}); err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Release(context.Background(), "d7", "deleter"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.handle(t, `{"sessionId":"d7","parkId":"`+parkID+`"}`); err != nil || res.Skipped != "the session is being deleted" {
+		t.Errorf("wake of a session being deleted: %+v %v", res, err)
 	}
 }
