@@ -93,7 +93,7 @@ func Apply(ctx context.Context, base session.Config, cfg *hostconfig.Config, env
 		base.Pricing = cfg.Pricing
 	}
 	base.Budgets = cfg.Budgets // the engine enforces them (session/budget.go; the log counts the days)
-	if cfg.Retention != nil { // the file's retention section wins over ARCHMAX_SESSION_TTL (RD22-10)
+	if cfg.Retention != nil {  // the file's retention section wins over ARCHMAX_SESSION_TTL (RD22-10)
 		base.SessionTTL = cfg.Retention.Sessions
 	}
 	if len(cfg.Tools) > 0 {
