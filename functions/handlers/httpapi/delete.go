@@ -19,7 +19,8 @@ import (
 // see exists. The owner or an admin may delete a session (access.Delete); a visible
 // session the caller may not delete (a decider's) is 403. Refusals: 400 (the id), 409
 // SessionNotResumableError (a turn runs on it or one of its children: retry once it
-// settles), 409 ChildSessionError (a child is deleted with its root). A deletion stopped
+// settles), 409 ChildSessionError (a child is deleted with its root), 409
+// SessionDeletingError when the request's time ran out part-way. A deletion stopped
 // part-way is finished by the repeat. An Idempotency-Key is not needed and not recorded:
 // the delete is idempotent by itself.
 func (h *Handler) deleteSession(ctx context.Context, req events.APIGatewayV2HTTPRequest, t target, caller access.Caller) events.APIGatewayV2HTTPResponse {
@@ -41,6 +42,11 @@ func (h *Handler) deleteSession(ctx context.Context, req events.APIGatewayV2HTTP
 		return h.failure(ctx, req, err)
 	}
 	if _, err := sessions.Delete(work, a.SessionID); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			// the request's time ran out part-way (a very large session): what is deleted stays
+			// deleted, and the repeat finishes it (RD22-3)
+			err = &session.SessionDeletingError{SessionID: a.SessionID}
+		}
 		return h.failure(ctx, req, err)
 	}
 	return noContent()

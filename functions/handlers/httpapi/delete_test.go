@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"testing"
@@ -125,4 +126,57 @@ func TestDeleteRouting(t *testing.T) {
 	if _, err := f.log.Get(context.Background(), "q-dana"); err != nil {
 		t.Errorf("the read-only function deleted: %v", err)
 	}
+}
+
+// slowDelete is a log whose Delete waits for its context to end: a session too large to
+// delete within the request's time.
+type slowDelete struct{ store.Log }
+
+func (s slowDelete) Delete(ctx context.Context, id string) (bool, error) {
+	<-ctx.Done()
+	return false, ctx.Err()
+}
+
+// RD22-3: a DELETE whose time runs out part-way answers 409 SessionDeletingError (repeat it
+// to finish), not an unexpected failure; the session is marked deleting and the repeat, with
+// time, deletes it.
+func TestDeleteCutByTheRequestsTime(t *testing.T) {
+	var slow bool
+	f := newAuthz(t, authzPolicy, func(l store.Log) store.Log { return &toggleSlow{Log: l, slow: &slow} })
+	f.parked("big")
+	slow = true
+	ctx, cancel := context.WithTimeout(context.Background(), commitMargin+200*time.Millisecond)
+	defer cancel()
+	resp, err := f.h.Handle(ctx, signedAs(del("big"), danaARN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	_ = json.Unmarshal([]byte(resp.Body), &body)
+	if resp.StatusCode != http.StatusConflict || errCode(body) != "SessionDeletingError" {
+		t.Fatalf("a DELETE cut by its time: %d %s", resp.StatusCode, resp.Body)
+	}
+	if h, err := f.log.Get(context.Background(), "big"); err != nil || h.Status != "deleting" {
+		t.Fatalf("after the cut: %+v %v, want the session marked deleting", h, err)
+	}
+	slow = false
+	if status, body := f.deleteAs(danaARN, del("big")); status != http.StatusNoContent {
+		t.Fatalf("the repeat: %d %v", status, body)
+	}
+	if _, err := f.log.Get(context.Background(), "big"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("after the repeat: %v", err)
+	}
+}
+
+// toggleSlow is slowDelete while *slow is set.
+type toggleSlow struct {
+	store.Log
+	slow *bool
+}
+
+func (s *toggleSlow) Delete(ctx context.Context, id string) (bool, error) {
+	if *s.slow {
+		return slowDelete{s.Log}.Delete(ctx, id)
+	}
+	return s.Log.Delete(ctx, id)
 }
