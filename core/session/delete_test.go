@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/clock"
+	"github.com/archmax-ai/archmax/core/scheduler/local"
 	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/core/store/storetest"
 )
@@ -199,5 +201,30 @@ func TestDeleteCrashAnywhereThenRepeat(t *testing.T) {
 	}
 	if marked == 0 {
 		t.Error("no crash left a session marked deleting: the refusal was never tried")
+	}
+}
+
+// RD22-1 with the local scheduler (archmax serve's timers): the deleted session's armed wake
+// never fires, another session's still does.
+func TestDeleteDisarmsTheLocalTimer(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	deleteFixture(t, h)
+	clk := clock.NewFake(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC))
+	var mu sync.Mutex
+	var fired []string
+	loop := local.New(func(id, park string) { mu.Lock(); fired = append(fired, id+"/"+park); mu.Unlock() }, local.WithClock(clk))
+	defer loop.Close()
+	ctx := context.Background()
+	must(t, loop.Schedule(ctx, "root", "p-timer", clk.Now().Add(time.Hour)))
+	must(t, loop.Schedule(ctx, "rootx", "p-other", clk.Now().Add(time.Hour)))
+	if _, err := NewSessions(h.log, h.files, nil).WithScheduler(loop).Delete(ctx, "root"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Hour)
+	loop.Close() // waits for the fire in progress
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(fired, []string{"rootx/p-other"}) {
+		t.Errorf("fired = %v, want only the other session's wake", fired)
 	}
 }
