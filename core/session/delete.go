@@ -266,3 +266,43 @@ func (s *Sessions) remove(ctx context.Context, c *claimed) error {
 	}
 	return nil
 }
+
+// DeleteExpiredBy deletes, as Delete does, every root session whose head's expiry
+// (store.Head.ExpiresAt) is at or before now — a store that enforces no expiry of its own
+// (the fs store under `archmax serve`, RD22-12) — and returns how many it deleted. It reads
+// the whole listing, so it is for local stores only: on DynamoDB the table's TTL and stream
+// do this. A session with a turn running is left for the next call; other failures are
+// joined into the error after every session was tried.
+func (s *Sessions) DeleteExpiredBy(ctx context.Context, now time.Time) (int, error) {
+	var due []string
+	cursor := ""
+	for {
+		heads, next, err := s.log.List(ctx, store.ListOptions{Limit: 500, Cursor: cursor})
+		if err != nil {
+			return 0, err
+		}
+		for _, h := range heads {
+			if h.ExpiresAt > 0 && h.ExpiresAt <= now.Unix() && refuseChild(h.SessionID) == nil {
+				due = append(due, h.SessionID)
+			}
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	n := 0
+	var errs []error
+	for _, id := range due {
+		deleted, err := s.Delete(ctx, id)
+		var busy *SessionNotResumableError
+		switch {
+		case errors.As(err, &busy): // a turn runs on it: it is not idle after all
+		case err != nil:
+			errs = append(errs, fmt.Errorf("delete expired %s: %w", id, err))
+		case deleted:
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
+}

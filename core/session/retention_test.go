@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/archmax-ai/archmax/core/store"
 )
 
 // RD22-8: with a session TTL every commit of a root session sets its head's expiry to the
@@ -77,5 +79,43 @@ func TestDeleteExpiredFinishesTheTree(t *testing.T) {
 	var child *ChildSessionError
 	if _, err := s.DeleteExpired(ctx, "root~1", json.RawMessage(`{}`)); !errors.As(err, &child) {
 		t.Errorf("DeleteExpired of a child id = %v", err)
+	}
+}
+
+// RD22-12: a local store's expired root sessions are deleted by DeleteExpiredBy (archmax
+// serve's sweep): the expired one with its children and files, not one whose expiry is
+// later, not one without an expiry, not one a turn holds.
+func TestDeleteExpiredByLocalSweep(t *testing.T) {
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	h := newHarness(t, twoAgents, nil)
+	deleteFixture(t, h)
+	ctx := context.Background()
+	setExpiry := func(id string, at int64) {
+		head, err := h.log.Acquire(ctx, id, "w", time.Minute)
+		must(t, err)
+		nh := *head
+		nh.ExpiresAt, nh.Lease = at, nil
+		_, err = h.log.Commit(ctx, id, "w", &store.Commit{ExpectedVersion: head.Version, Head: nh})
+		must(t, err)
+		must(t, h.log.Release(ctx, id, "w"))
+	}
+	setExpiry("root", now.Unix())                 // due
+	setExpiry("rootx", now.Add(time.Hour).Unix()) // not yet
+	s := NewSessions(h.log, h.files, nil)
+	n, err := s.DeleteExpiredBy(ctx, now)
+	if err != nil || n != 1 {
+		t.Fatalf("DeleteExpiredBy = %d, %v; want 1", n, err)
+	}
+	checkTreeDeleted(t, h)
+	// rootx falls due while a turn holds it: left for the next sweep
+	if _, err := h.log.Acquire(ctx, "rootx", "a-turn", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.DeleteExpiredBy(ctx, now.Add(2*time.Hour)); err != nil || n != 0 {
+		t.Errorf("with a turn running: %d, %v", n, err)
+	}
+	must(t, h.log.Release(ctx, "rootx", "a-turn"))
+	if n, err := s.DeleteExpiredBy(ctx, now.Add(2*time.Hour)); err != nil || n != 1 {
+		t.Errorf("once it settled: %d, %v", n, err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/host"
+	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/model/bedrock"
 	"github.com/archmax-ai/archmax/core/model/scripted"
@@ -222,16 +223,24 @@ func (env *Env) Config() (session.Config, error) {
 			return session.Config{}, err
 		}
 	}
+	// the session retention the host file's retention: section replaces (RD22-10)
+	var ttl time.Duration
+	if v := os.Getenv("ARCHMAX_SESSION_TTL"); v != "" {
+		if ttl, err = hostconfig.ParseRetention(v); err != nil {
+			return session.Config{}, fmt.Errorf("ARCHMAX_SESSION_TTL: %w", err)
+		}
+	}
 	return session.Config{
-		Authored: authored,
-		Log:      log,
-		Files:    files,
-		Blobs:    env.blobs,
-		Model:    env.model,
-		ModelID:  env.opts.ModelID,
-		Pricing:  env.pricing(),
-		Events:   env.opts.Events,
-		Clock:    env.opts.Clock,
+		Authored:   authored,
+		Log:        log,
+		Files:      files,
+		Blobs:      env.blobs,
+		Model:      env.model,
+		ModelID:    env.opts.ModelID,
+		Pricing:    env.pricing(),
+		SessionTTL: ttl,
+		Events:     env.opts.Events,
+		Clock:      env.opts.Clock,
 		// local leases are short, so a killed run does not lock a session for long
 		LeaseTTL:       30 * time.Second,
 		Scheduler:      env.opts.Scheduler,

@@ -271,8 +271,18 @@ func (s *server) rearm(ctx context.Context) error {
 	return nil
 }
 
-// sweep wakes every overdue park (the wake function's sweep).
-func (s *server) sweep(ctx context.Context) { s.wakes.Sweep(ctx) }
+// sweep wakes every overdue park (the wake function's sweep) and deletes the sessions whose
+// retention expired (the host file's retention:; on AWS DynamoDB's TTL does it, RD22-12).
+func (s *server) sweep(ctx context.Context) {
+	s.wakes.Sweep(ctx)
+	n, err := s.engines.Sessions().DeleteExpiredBy(ctx, time.Now())
+	if n > 0 {
+		s.log.Info("expired sessions deleted", "count", n)
+	}
+	if err != nil {
+		s.log.Warn("expired sessions not all deleted; the next sweep tries again", "error", err.Error())
+	}
+}
 
 // Serve answers HTTP on ln behind access's guard (its Loopback is ln's: a listener that is
 // not loopback-only needs access.Token) and sweeps every sweepEvery until ctx ends, then

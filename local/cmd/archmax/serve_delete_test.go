@@ -46,3 +46,40 @@ func TestServeDeletesASession(t *testing.T) {
 		t.Errorf("Serve: %v", err)
 	}
 }
+
+// RD22-12: `archmax serve`'s sweep deletes a session whose retention expired.
+func TestServeSweepDeletesExpiredSessions(t *testing.T) {
+	srv, base, stop := serveOn(t, time.Now().Add(time.Hour))
+	if status, body := post(t, base, "/v1/workflows/courier/sessions/old/turns", `{"message":"track parcel 7"}`); status != 200 {
+		t.Fatalf("wait: %d %v", status, body)
+	}
+	if status, body := post(t, base, "/v1/workflows/desk/sessions/new/turns", `{"message":"file it"}`); status != 200 {
+		t.Fatalf("park: %d %v", status, body)
+	}
+	ctx := context.Background()
+	log := srv.engines.Log()
+	for id, at := range map[string]int64{"old": time.Now().Add(-time.Minute).Unix(), "new": time.Now().Add(time.Hour).Unix()} {
+		h, err := log.Acquire(ctx, id, "test", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nh := *h
+		nh.ExpiresAt, nh.Lease = at, nil
+		if _, err := log.Commit(ctx, id, "test", &store.Commit{ExpectedVersion: h.Version, Head: nh}); err != nil {
+			t.Fatal(err)
+		}
+		if err := log.Release(ctx, id, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv.sweep(ctx)
+	if _, err := log.Get(ctx, "old"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the expired session after the sweep: %v", err)
+	}
+	if _, err := log.Get(ctx, "new"); err != nil {
+		t.Errorf("the session not yet expired: %v", err)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
