@@ -38,9 +38,21 @@
 // Requests are checked in this order: invocation type, log type, name, size, function, JSON,
 // client context. Any other path answers 404 UnknownOperationException.
 //
-// The fake has one region and account (us-east-1, 123456789012; an ARN naming another is
-// accepted as if it named these), no versions or aliases (any qualifier runs the one
-// registered handler and is recorded), no concurrency limits, throttling, event age or
+// With WithStrictARNs, a FunctionName (or its ?Qualifier=) naming another partition, region
+// or account than the fake's, or a qualifier other than $LATEST, answers 404
+// ResourceNotFoundException "Function not found: <the ARN as named>", for Invoke and
+// GetFunctionConfiguration alike: the function it names is not one the fake has.
+//
+// GetFunctionConfiguration (GET /2015-03-31/functions/{FunctionName}/configuration, an
+// optional ?Qualifier=) answers a registered function's configuration as Lambda's JSON
+// carries it: FunctionName, FunctionArn (unqualified, or with the qualifier asked for),
+// Version $LATEST, State Active, LastUpdateStatus Successful, Runtime provided.al2023,
+// PackageType Zip; 404 ResourceNotFoundException for a function not registered.
+//
+// The fake has one partition, region and account (aws, us-east-1, 123456789012). By default
+// an ARN naming another is accepted as if it named these, and any qualifier runs the one
+// registered handler and is recorded; WithStrictARNs refuses both as Lambda would (the fake
+// has no versions or aliases). It has no concurrency limits, throttling, event age or
 // dead-letter queue, and no recursive-loop detection. An empty payload reaches the handler as
 // {}. A handler cut by its deadline cannot be killed: its goroutine runs on, its late return
 // is ignored, and Close waits for it.
@@ -137,12 +149,19 @@ func WithRetryDelays(delays ...time.Duration) Option {
 	return func(f *Fake) { f.delays = delays }
 }
 
+// WithStrictARNs makes the fake refuse, as a function it does not have (404
+// ResourceNotFoundException), a FunctionName whose ARN or partial ARN names another
+// partition, region or account than aws, Region and Account, and any qualifier but $LATEST.
+// Without it such names run the registered function as if they named it.
+func WithStrictARNs() Option { return func(f *Fake) { f.strict = true } }
+
 // Fake is the in-memory Lambda. The zero value is not usable; call New. It is safe for
 // concurrent use.
 type Fake struct {
 	mux     *http.ServeMux
 	timeout time.Duration
 	delays  []time.Duration
+	strict  bool
 
 	wg sync.WaitGroup // attempts of events and handler goroutines, abandoned ones included
 
@@ -168,9 +187,10 @@ func New(opts ...Option) *Fake {
 		o(f)
 	}
 	f.mux.HandleFunc("POST /2015-03-31/functions/{name}/invocations", f.invoke)
+	f.mux.HandleFunc("GET /2015-03-31/functions/{name}/configuration", f.configuration)
 	f.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "UnknownOperationException", "Message",
-			fmt.Sprintf("lambdafake serves only Invoke, not %s %s", r.Method, r.URL.Path))
+			fmt.Sprintf("lambdafake serves only Invoke and GetFunctionConfiguration, not %s %s", r.Method, r.URL.Path))
 	})
 	return f
 }
@@ -188,7 +208,8 @@ func FunctionARN(name string) string {
 // would send it as FunctionName (a qualifier in it is ignored); it panics on a name Lambda
 // would refuse or a nil h.
 func (f *Fake) Register(name string, h Handler) {
-	fn, _, ok := parseName(name)
+	n, ok := parseName(name)
+	fn := n.name
 	if !ok || h == nil {
 		panic(fmt.Sprintf("lambdafake: Register(%q): invalid function name or nil handler", name))
 	}
@@ -281,21 +302,11 @@ func (f *Fake) invoke(w http.ResponseWriter, r *http.Request) {
 			"1 validation error detected: Value '%s' at 'logType' failed to satisfy constraint: Member must satisfy enum value set: [Tail, None]", logType))
 		return
 	}
-	raw := r.PathValue("name")
-	fn, qualifier, ok := parseName(raw)
+	n, ok := f.functionName(w, r)
 	if !ok {
-		writeError(w, http.StatusBadRequest, "ValidationException", "message", fmt.Sprintf(
-			"1 validation error detected: Value '%s' at 'functionName' failed to satisfy constraint: Member must satisfy regular expression pattern: %s", raw, namePattern))
 		return
 	}
-	if q := r.URL.Query().Get("Qualifier"); q != "" {
-		if qualifier != "" && qualifier != q {
-			writeError(w, http.StatusBadRequest, "InvalidParameterValueException", "message",
-				"The derived qualifier from the function name does not match the specified qualifier.")
-			return
-		}
-		qualifier = q
-	}
+	fn, qualifier := n.name, n.qualifier
 
 	payload, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxSyncPayload+1))
 	var tooBig *http.MaxBytesError
@@ -313,15 +324,7 @@ func (f *Fake) invoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	f.mu.Lock()
-	_, found := f.handlers[fn]
-	f.mu.Unlock()
-	if !found {
-		arn := FunctionARN(fn)
-		if qualifier != "" {
-			arn += ":" + qualifier
-		}
-		writeError(w, http.StatusNotFound, "ResourceNotFoundException", "Message", "Function not found: "+arn)
+	if !f.found(w, n) {
 		return
 	}
 
@@ -364,6 +367,67 @@ func (f *Fake) invoke(w http.ResponseWriter, r *http.Request) {
 		c.clientContext = cc // Lambda passes the client context to synchronous invocations only
 		f.respond(w, c, logType)
 	}
+}
+
+// functionName reads the request's FunctionName and ?Qualifier=, answering a name Lambda
+// would refuse (400) or a qualifier that contradicts the name's.
+func (f *Fake) functionName(w http.ResponseWriter, r *http.Request) (fnName, bool) {
+	raw := r.PathValue("name")
+	n, ok := parseName(raw)
+	if !ok {
+		writeError(w, http.StatusBadRequest, "ValidationException", "message", fmt.Sprintf(
+			"1 validation error detected: Value '%s' at 'functionName' failed to satisfy constraint: Member must satisfy regular expression pattern: %s", raw, namePattern))
+		return n, false
+	}
+	if q := r.URL.Query().Get("Qualifier"); q != "" {
+		if n.qualifier != "" && n.qualifier != q {
+			writeError(w, http.StatusBadRequest, "InvalidParameterValueException", "message",
+				"The derived qualifier from the function name does not match the specified qualifier.")
+			return n, false
+		}
+		n.qualifier = q
+	}
+	return n, true
+}
+
+// found reports whether the fake has the function n names, answering 404
+// ResourceNotFoundException when it has not: no handler under the name, or (WithStrictARNs)
+// another partition, region or account, or a qualifier but $LATEST.
+func (f *Fake) found(w http.ResponseWriter, n fnName) bool {
+	f.mu.Lock()
+	_, found := f.handlers[n.name]
+	f.mu.Unlock()
+	arn := FunctionARN(n.name)
+	if f.strict && (n.partition != "" && n.partition != "aws" || n.region != "" && n.region != Region || n.account != "" && n.account != Account ||
+		n.qualifier != "" && n.qualifier != "$LATEST") {
+		found = false
+		arn = "arn:" + cmp.Or(n.partition, "aws") + ":lambda:" + cmp.Or(n.region, Region) + ":" + cmp.Or(n.account, Account) + ":function:" + n.name
+	}
+	if !found {
+		if n.qualifier != "" {
+			arn += ":" + n.qualifier
+		}
+		writeError(w, http.StatusNotFound, "ResourceNotFoundException", "Message", "Function not found: "+arn)
+	}
+	return found
+}
+
+// configuration serves GetFunctionConfiguration.
+func (f *Fake) configuration(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Amzn-Requestid", uuid.NewString())
+	n, ok := f.functionName(w, r)
+	if !ok || !f.found(w, n) {
+		return
+	}
+	arn := FunctionARN(n.name)
+	if n.qualifier != "" {
+		arn += ":" + n.qualifier
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"FunctionName": n.name, "FunctionArn": arn, "Version": "$LATEST", "State": "Active", "LastUpdateStatus": "Successful",
+		"Runtime": "provided.al2023", "Handler": "bootstrap", "PackageType": "Zip", "Timeout": int(f.timeout.Seconds()),
+	})
 }
 
 // respond runs a RequestResponse invocation and writes its answer.
@@ -509,16 +573,20 @@ func (f *Fake) run(c call, n int) (outcome, error) {
 // namePattern is Lambda's pattern for Invoke's FunctionName.
 const namePattern = `(arn:(aws[a-zA-Z-]*)?:lambda:)?([a-z]{2}(-gov)?-[a-z]+-\d{1}:)?(\d{12}:)?(function:)?([a-zA-Z0-9-_\.]+)(:(\$LATEST|[a-zA-Z0-9-_]+))?`
 
-var nameRE = regexp.MustCompile(`^(arn:(?:aws[a-zA-Z-]*)?:lambda:)?([a-z]{2}(?:-gov)?-[a-z]+-\d:)?(\d{12}:)?(function:)?([a-zA-Z0-9._-]+)(?::(\$LATEST|[a-zA-Z0-9_-]+))?$`)
+var nameRE = regexp.MustCompile(`^(?:arn:(aws[a-zA-Z-]*)?:lambda:)?(?:([a-z]{2}(?:-gov)?-[a-z]+-\d):)?(?:(\d{12}):)?(function:)?([a-zA-Z0-9._-]+)(?::(\$LATEST|[a-zA-Z0-9_-]+))?$`)
+
+// fnName is a FunctionName's parts; partition, region and account are "" when it does not
+// name them.
+type fnName struct{ partition, region, account, name, qualifier string }
 
 // parseName splits a FunctionName (name, partial ARN or ARN, each with an optional
-// qualifier) into the function's name and the qualifier.
-func parseName(s string) (name, qualifier string, ok bool) {
+// qualifier) into its parts.
+func parseName(s string) (fnName, bool) {
 	m := nameRE.FindStringSubmatch(s)
 	if m == nil || len(m[5]) > 64 || len(s) > 170 {
-		return "", "", false
+		return fnName{}, false
 	}
-	return m[5], m[6], true
+	return fnName{partition: m[1], region: m[2], account: m[3], name: m[5], qualifier: m[6]}, true
 }
 
 // checkJSON reports whether p is exactly one JSON value.

@@ -684,3 +684,75 @@ func TestCloseDropsQueuedRetriesAndWaitsForHandlers(t *testing.T) {
 		t.Errorf("Invoke after Close = %v, want *types.ServiceException", err)
 	}
 }
+
+// GetFunctionConfiguration answers a registered function's ARN, as Lambda names it; a
+// function not registered is ResourceNotFoundException.
+func TestGetFunctionConfiguration(t *testing.T) {
+	fake, c, _ := setup(t)
+	fake.Register("cfgfn", func(context.Context, []byte) ([]byte, error) { return nil, nil })
+	ctx := ctxT(t, 5*time.Second)
+	out, err := c.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String("cfgfn")})
+	if err != nil || aws.ToString(out.FunctionArn) != lambdafake.FunctionARN("cfgfn") || aws.ToString(out.FunctionName) != "cfgfn" ||
+		aws.ToString(out.Version) != "$LATEST" || out.State != types.StateActive {
+		t.Fatalf("configuration: %+v %v", out, err)
+	}
+	out, err = c.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String("cfgfn"), Qualifier: aws.String("$LATEST")})
+	if err != nil || aws.ToString(out.FunctionArn) != lambdafake.FunctionARN("cfgfn")+":$LATEST" {
+		t.Fatalf("configuration of $LATEST: %+v %v", out, err)
+	}
+	_, err = c.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String("nofn")})
+	if !errors.As(err, new(*types.ResourceNotFoundException)) {
+		t.Fatalf("absent function: %v", err)
+	}
+}
+
+// By default an ARN of another account, region or partition, or any qualifier, runs the
+// registered function; WithStrictARNs refuses each as a function the fake does not have,
+// and still runs the function by its name, its own ARN, and $LATEST.
+func TestStrictARNs(t *testing.T) {
+	others := []string{
+		"arn:aws:lambda:us-east-1:210987654321:function:sfn",
+		"arn:aws:lambda:eu-west-1:123456789012:function:sfn",
+		"arn:aws-cn:lambda:us-east-1:123456789012:function:sfn",
+		"210987654321:function:sfn",
+		lambdafake.FunctionARN("sfn") + ":7",
+		lambdafake.FunctionARN("sfn") + ":old",
+		"sfn:live",
+	}
+	own := []string{"sfn", lambdafake.FunctionARN("sfn"), lambdafake.FunctionARN("sfn") + ":$LATEST", "123456789012:function:sfn"}
+	h := func(context.Context, []byte) ([]byte, error) { return nil, nil }
+	ctx := ctxT(t, 5*time.Second)
+
+	lax, c, _ := setup(t)
+	lax.Register("sfn", h)
+	for _, name := range others {
+		if _, err := c.Invoke(ctx, invoke(name, []byte(`{}`))); err != nil {
+			t.Errorf("lax %s: %v", name, err)
+		}
+	}
+
+	strict, c, _ := setup(t, lambdafake.WithStrictARNs())
+	strict.Register("sfn", h)
+	for _, name := range others {
+		_, err := c.Invoke(ctx, event(name, []byte(`{}`)))
+		var nf *types.ResourceNotFoundException
+		if !errors.As(err, &nf) || !strings.Contains(aws.ToString(nf.Message), "Function not found: arn:") {
+			t.Errorf("strict Invoke %s: %v", name, err)
+		}
+		_, err = c.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(name)})
+		if !errors.As(err, new(*types.ResourceNotFoundException)) {
+			t.Errorf("strict GetFunctionConfiguration %s: %v", name, err)
+		}
+	}
+	if _, err := c.Invoke(ctx, &lambda.InvokeInput{FunctionName: aws.String("sfn"), Qualifier: aws.String("7"), Payload: []byte(`{}`)}); !errors.As(err, new(*types.ResourceNotFoundException)) {
+		t.Errorf("strict ?Qualifier=7: %v", err)
+	}
+	for _, name := range own {
+		if _, err := c.Invoke(ctx, invoke(name, []byte(`{}`))); err != nil {
+			t.Errorf("strict own %s: %v", name, err)
+		}
+	}
+	if n := len(strict.Invocations()); n != len(own) {
+		t.Errorf("strict ran %d invocations, want %d", n, len(own))
+	}
+}
