@@ -10,7 +10,7 @@ import (
 )
 
 // priceKeys are the keys of one `pricing:` entry.
-var priceKeys = []string{"input", "output", "cacheRead", "cacheWrite"}
+var priceKeys = []string{"input", "output", "cacheRead", "cacheWrite", "cacheWrite1h"}
 
 // IncludeKey is the `pricing:` key that names a ready-made table (pricing.IncludedNames);
 // it is never read as a model id (DECISIONS CO22-8).
@@ -24,7 +24,7 @@ const IncludeKey = "include"
 // ones.
 func (p *parser) pricingTable(n *node, field string) pricing.Table {
 	if n.Kind != yamltree.Map {
-		p.at(CodeType, field, n, "'%s' must be a mapping of model ids (or 'default') to prices { input, output, cacheRead, cacheWrite } in USD per 1M tokens, and optionally 'include: <ready-made table>'", field)
+		p.at(CodeType, field, n, "'%s' must be a mapping of model ids (or 'default') to prices { input, output, cacheRead, cacheWrite, cacheWrite1h } in USD per 1M tokens, and optionally 'include: <ready-made table>'", field)
 		return nil
 	}
 	t := pricing.Table{}
@@ -51,6 +51,8 @@ func (p *parser) pricingTable(n *node, field string) pricing.Table {
 				pr.CacheRead = &v
 			case "cacheWrite":
 				pr.CacheWrite = &v
+			case "cacheWrite1h":
+				pr.CacheWrite1h = &v
 			}
 		}) {
 			continue

@@ -17,6 +17,9 @@ func TestPricingInclude(t *testing.T) {
 	if p, ok := cfg.Pricing.Resolve("us.anthropic.claude-sonnet-4-5-20250929-v1:0"); !ok || *p.Input != 3.3 || *p.Output != 16.5 {
 		t.Errorf("the included table prices Sonnet 4.5 on a us. profile at %+v %v, want 3.3/16.5", p, ok)
 	}
+	if p, ok := cfg.Pricing.Resolve("us.anthropic.claude-sonnet-4-5-20250929-v1:0"); !ok || p.CacheWrite1h == nil || *p.CacheWrite1h != 6.6 {
+		t.Errorf("the included table's 1-hour write rate for Sonnet 4.5 on a us. profile: %+v %v, want 6.6", p, ok)
+	}
 	if _, ok := cfg.Pricing[IncludeKey]; ok {
 		t.Error("'include' was read as a model id")
 	}

@@ -62,7 +62,8 @@ func slots() []slot {
 		{ptr: "/$defs/budgetLimit/properties", doc: func(in string) string { return "budgets: { session: { turn: { " + in + " } } }\n" }, samples: map[string]string{
 			"tokens": "tokens: 100", "usd": "usd: 2.5"}},
 		{ptr: "/$defs/price/properties", doc: func(in string) string { return "pricing: { claude: { " + in + " } }\n" }, samples: map[string]string{
-			"input": "input: 3", "output": "output: 15", "cacheRead": "input: 3, cacheRead: 0.3", "cacheWrite": "output: 15, cacheWrite: 3.75"}},
+			"input": "input: 3", "output": "output: 15", "cacheRead": "input: 3, cacheRead: 0.3", "cacheWrite": "output: 15, cacheWrite: 3.75",
+			"cacheWrite1h": "input: 3, cacheWrite: 3.75, cacheWrite1h: 6"}},
 		{ptr: "/$defs/events/properties", doc: func(in string) string { return "events: { " + in + " }\n" }, samples: map[string]string{
 			"eventBridge": "eventBridge: { bus: archmax-events }", "log": "log: { info: false }"}},
 		{ptr: "/$defs/events/properties/eventBridge/properties", doc: func(in string) string { return "events: { eventBridge: { " + in + " } }\n" }, samples: map[string]string{
@@ -204,7 +205,7 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		{Budgets{}, "/properties/budgets/properties", map[string]string{"Session": "session", "Workflows": "workflows", "Line": "", "Column": ""}},
 		{BudgetLimits{}, "/$defs/budgetWorkflow/properties", map[string]string{"Turn": "turn", "Lifetime": "lifetime", "Daily": "daily", "Line": "", "Column": ""}},
 		{BudgetLimit{}, "/$defs/budgetLimit/properties", map[string]string{"Tokens": "tokens", "USD": "usd"}},
-		{pricing.Price{}, "/$defs/price/properties", map[string]string{"Input": "input", "Output": "output", "CacheRead": "cacheRead", "CacheWrite": "cacheWrite"}},
+		{pricing.Price{}, "/$defs/price/properties", map[string]string{"Input": "input", "Output": "output", "CacheRead": "cacheRead", "CacheWrite": "cacheWrite", "CacheWrite1h": "cacheWrite1h"}},
 		{Events{}, "/$defs/events/properties", map[string]string{"EventBridge": "eventBridge", "Log": "log"}},
 		{EventBridgeSink{}, "/$defs/events/properties/eventBridge/properties", map[string]string{"Bus": "bus", "Types": "types", "MaxDetailBytes": "maxDetailBytes", "Line": "", "Column": ""}},
 		{EventLog{}, "/$defs/events/properties/log/properties", map[string]string{"Info": "info", "Warn": "warn", "Error": "error"}},

@@ -98,7 +98,7 @@ func parseIncluded(name string, src []byte) (*IncludedTable, error) {
 	for k, p := range t.Prices {
 		positive := func(r *float64) bool { return r != nil && *r > 0 }
 		negative := func(r *float64) bool { return r != nil && *r < 0 }
-		if k == "" || k == DefaultKey || !positive(p.Input) || !positive(p.Output) || negative(p.CacheRead) || negative(p.CacheWrite) {
+		if k == "" || k == DefaultKey || !positive(p.Input) || !positive(p.Output) || negative(p.CacheRead) || negative(p.CacheWrite) || negative(p.CacheWrite1h) {
 			return nil, fmt.Errorf("pricing table %s: entry %q needs a model key and positive input and output rates", name, k)
 		}
 	}

@@ -54,6 +54,18 @@ func TestIncludedResolves(t *testing.T) {
 	if c, ok := tab.Prices.Cost("global.anthropic.claude-sonnet-4-5-20250929-v1:0", Usage{Input: 2000, Output: 100, CacheRead: 1000}); !ok || c != 0.0048 {
 		t.Errorf("a Sonnet 4.5 call costs %v %v, want 0.0048 (1000 fresh at 3, 1000 cached at 0.3, 100 out at 15)", c, ok)
 	}
+	// Anthropic's cache writes: 1.25× the input rate for 5 minutes, 2× for an hour, on every entry
+	for k, p := range tab.Prices {
+		if !strings.Contains(k, "anthropic.") {
+			continue
+		}
+		if p.CacheWrite == nil || Round(*p.CacheWrite) != Round(*p.Input*1.25) || p.CacheWrite1h == nil || Round(*p.CacheWrite1h) != Round(*p.Input*2) {
+			t.Errorf("%s: cache writes %v / %v for input %v, want 1.25× and 2×", k, p.CacheWrite, p.CacheWrite1h, *p.Input)
+		}
+	}
+	if c, ok := tab.Prices.Cost("us.anthropic.claude-sonnet-4-5-20250929-v1:0", Usage{Input: 1000, CacheWrite: 1000, CacheTTL: CacheTTL1h}); !ok || c != 0.0066 {
+		t.Errorf("a 1-hour cache write on Sonnet 4.5 (us.) costs %v %v, want 0.0066", c, ok)
+	}
 	for _, id := range []string{"amazon.nova-premier-v1:0", "meta.llama3-3-70b-instruct-v1:0", "anthropic.claude-opus-4-7", "mistral.mistral-large-2407-v1:0"} {
 		if p, ok := tab.Prices.Resolve(id); ok {
 			t.Errorf("%s is priced %+v: a model the table leaves out must report tokens only", id, p)

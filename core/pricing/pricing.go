@@ -15,13 +15,16 @@ import (
 const DefaultKey = "default"
 
 // Price is one entry's rates in USD per 1,000,000 tokens. A missing CacheRead or CacheWrite
-// rate is the Input rate; a missing Input or Output rate counts as 0; an entry with neither
-// Input nor Output prices nothing.
+// rate is the Input rate; a missing CacheWrite1h rate (cache writes of a call whose cache
+// points ask for a 1-hour TTL) is the CacheWrite rate, so the entry's cacheWrite applies to
+// every TTL unless it names a 1-hour one (DECISIONS CO22-10); a missing Input or Output rate
+// counts as 0; an entry with neither Input nor Output prices nothing.
 type Price struct {
-	Input      *float64 `json:"input,omitempty" yaml:"input,omitempty"`
-	Output     *float64 `json:"output,omitempty" yaml:"output,omitempty"`
-	CacheRead  *float64 `json:"cacheRead,omitempty" yaml:"cacheRead,omitempty"`
-	CacheWrite *float64 `json:"cacheWrite,omitempty" yaml:"cacheWrite,omitempty"`
+	Input        *float64 `json:"input,omitempty" yaml:"input,omitempty"`
+	Output       *float64 `json:"output,omitempty" yaml:"output,omitempty"`
+	CacheRead    *float64 `json:"cacheRead,omitempty" yaml:"cacheRead,omitempty"`
+	CacheWrite   *float64 `json:"cacheWrite,omitempty" yaml:"cacheWrite,omitempty"`
+	CacheWrite1h *float64 `json:"cacheWrite1h,omitempty" yaml:"cacheWrite1h,omitempty"`
 }
 
 // Priced reports whether the entry prices anything (it has an input or an output rate).
@@ -31,10 +34,15 @@ func (p Price) Priced() bool { return p.Input != nil || p.Output != nil }
 type Table map[string]Price
 
 // Usage is one call's token counts: Input is the inclusive total (it counts the cache reads
-// and writes too).
+// and writes too). CacheTTL is the TTL the call's cache points asked for: "" or "5m" (the
+// provider's default, 5 minutes) or "1h", which prices CacheWrite at the CacheWrite1h rate.
 type Usage struct {
 	Input, Output, CacheRead, CacheWrite int64
+	CacheTTL                             string
 }
+
+// CacheTTL1h is the Usage.CacheTTL of a call whose cache writes live one hour.
+const CacheTTL1h = "1h"
 
 // Resolve is the entry that prices model id: the exact key; else the longest key that is a
 // substring of id (ties: the lexically first); else DefaultKey; else none.
@@ -65,7 +73,8 @@ func (t Table) Resolve(id string) (Price, bool) {
 
 // Cost is the USD cost of one call of model id, rounded to 6 decimals; false when no entry
 // prices the model. The input rate applies only to input the cache neither served nor wrote
-// (clamped at 0 when the breakdown exceeds the total).
+// (clamped at 0 when the breakdown exceeds the total); cache writes are priced at the rate of
+// the call's TTL (u.CacheTTL).
 func (t Table) Cost(id string, u Usage) (float64, bool) {
 	p, ok := t.Resolve(id)
 	if !ok || !p.Priced() {
@@ -84,8 +93,12 @@ func (t Table) Cost(id string, u Usage) (float64, bool) {
 	if fresh < 0 {
 		fresh = 0
 	}
+	write := rate(p.CacheWrite, p.Input)
+	if u.CacheTTL == CacheTTL1h && p.CacheWrite1h != nil {
+		write = *p.CacheWrite1h
+	}
 	c := rate(p.Input, nil)*float64(fresh) + rate(p.CacheRead, p.Input)*float64(u.CacheRead) +
-		rate(p.CacheWrite, p.Input)*float64(u.CacheWrite) + rate(p.Output, nil)*float64(u.Output)
+		write*float64(u.CacheWrite) + rate(p.Output, nil)*float64(u.Output)
 	return Round(c / 1e6), true
 }
 
@@ -115,18 +128,21 @@ const (
 	EnvOutput     = "ARCHMAX_PRICE_OUTPUT"
 	EnvCacheRead  = "ARCHMAX_PRICE_CACHE_READ"
 	EnvCacheWrite = "ARCHMAX_PRICE_CACHE_WRITE"
+	// EnvCacheWrite1h is the rate of 1-hour cache writes (default: the cache-write rate).
+	EnvCacheWrite1h = "ARCHMAX_PRICE_CACHE_WRITE_1H"
 )
 
 // FromEnv is the fallback table the ARCHMAX_PRICE_* variables make: one DefaultKey entry
-// (the cache rates defaulting to the input rate), nil when they price nothing. A value that
-// is not a non-negative number is ignored, with a warning naming it.
+// (the cache rates defaulting to the input rate, the 1-hour write rate to the write rate),
+// nil when they price nothing. A value that is not a non-negative number is ignored, with a
+// warning naming it.
 func FromEnv(getenv func(string) string) (Table, []string) {
 	var p Price
 	var warnings []string
 	for _, v := range []struct {
 		name string
 		dst  **float64
-	}{{EnvInput, &p.Input}, {EnvOutput, &p.Output}, {EnvCacheRead, &p.CacheRead}, {EnvCacheWrite, &p.CacheWrite}} {
+	}{{EnvInput, &p.Input}, {EnvOutput, &p.Output}, {EnvCacheRead, &p.CacheRead}, {EnvCacheWrite, &p.CacheWrite}, {EnvCacheWrite1h, &p.CacheWrite1h}} {
 		s := strings.TrimSpace(getenv(v.name))
 		if s == "" {
 			continue

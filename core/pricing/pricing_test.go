@@ -47,6 +47,11 @@ func TestCost(t *testing.T) {
 		{"cache reads", full, Usage{Input: 1300, Output: 40, CacheRead: 800}, 0.00234, true},
 		{"a breakdown past the total clamps at 0", full, Usage{Input: 100, CacheRead: 1000}, 0.0003, true},
 		{"missing cache rates are the input rate", Table{"m": {Input: f(2)}}, Usage{Input: 1000, CacheRead: 500, CacheWrite: 250}, 0.002, true},
+		{"5-minute writes at cacheWrite", Table{"m": {Input: f(3), CacheWrite: f(3.75), CacheWrite1h: f(6)}}, Usage{Input: 1000, CacheWrite: 1000, CacheTTL: "5m"}, 0.00375, true},
+		{"default TTL writes at cacheWrite", Table{"m": {Input: f(3), CacheWrite: f(3.75), CacheWrite1h: f(6)}}, Usage{Input: 1000, CacheWrite: 1000}, 0.00375, true},
+		{"1-hour writes at cacheWrite1h", Table{"m": {Input: f(3), CacheWrite: f(3.75), CacheWrite1h: f(6)}}, Usage{Input: 1000, CacheWrite: 1000, CacheTTL: CacheTTL1h}, 0.006, true},
+		{"1-hour writes without cacheWrite1h at cacheWrite", Table{"m": {Input: f(3), CacheWrite: f(3.75)}}, Usage{Input: 1000, CacheWrite: 1000, CacheTTL: CacheTTL1h}, 0.00375, true},
+		{"1-hour writes without either write rate at input", Table{"m": {Input: f(3)}}, Usage{Input: 1000, CacheWrite: 1000, CacheTTL: CacheTTL1h}, 0.003, true},
 		{"missing output counts 0", Table{"m": {Input: f(2)}}, Usage{Input: 1000, Output: 1000}, 0.002, true},
 		{"missing input counts 0", Table{"m": {Output: f(4)}}, Usage{Input: 1000, Output: 1000}, 0.004, true},
 		{"rounded to 6 decimals", Table{"m": {Input: f(1)}}, Usage{Input: 1}, 0.000001, true},
@@ -84,6 +89,10 @@ func TestFromEnv(t *testing.T) {
 	}
 	if c, ok := tab.Cost("any-model", Usage{Input: 2000, Output: 100, CacheRead: 1000}); !ok || c != 0.0075 {
 		t.Errorf("the default entry priced %v %v, want 0.0075 (the cache read at the input rate)", c, ok)
+	}
+	tab, w = FromEnv(env(map[string]string{EnvInput: "3", EnvCacheWrite: "3.75", EnvCacheWrite1h: "6"}))
+	if c, ok := tab.Cost("any-model", Usage{Input: 1000, CacheWrite: 1000, CacheTTL: CacheTTL1h}); len(w) != 0 || !ok || c != 0.006 {
+		t.Errorf("a 1-hour write under %s priced %v %v %v, want 0.006", EnvCacheWrite1h, c, ok, w)
 	}
 	tab, w = FromEnv(env(map[string]string{EnvInput: "three", EnvOutput: "-1", EnvCacheRead: "0.3"}))
 	if tab != nil || len(w) != 2 || !strings.Contains(w[0], EnvInput) || !strings.Contains(w[1], EnvOutput) {

@@ -52,7 +52,7 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 		return stepResult{}, err
 	}
 	r.rec.QuotaWaits = 0
-	r.recordUsage(st.Slug, "agent", req.ModelID, resp)
+	r.recordUsage(st.Slug, "agent", req, resp)
 
 	text, calls := replyOf(resp)
 	if valid := validCalls(calls); len(valid) < len(calls) {
@@ -248,8 +248,10 @@ func metadataValue(s string) string {
 	return string(out)
 }
 
-// recordUsage folds one call's usage into the record and emits model-usage (02 §11.1).
-func (r *run) recordUsage(state, role, modelID string, resp *model.Response) {
+// recordUsage folds one call's usage into the record and emits model-usage (02 §11.1); the
+// call's cache writes are priced at the rate of the TTL its request's cache points asked for.
+func (r *run) recordUsage(state, role string, req *model.Request, resp *model.Response) {
+	modelID := req.ModelID
 	u := resp.Usage
 	if u == nil {
 		return
@@ -272,7 +274,7 @@ func (r *run) recordUsage(state, role, modelID string, resp *model.Response) {
 	}
 	// priced against the reported id, else the configured one (02 §11.3); never guessed
 	if cost, ok := r.e.cfg.Pricing.Cost(id, pricing.Usage{Input: u.InputTokens, Output: u.OutputTokens,
-		CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens}); ok {
+		CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, CacheTTL: cacheTTL(req)}); ok {
 		data["costUsd"] = cost
 		r.rec.Usage.CostUSD = pricing.Add(r.rec.Usage.CostUSD, &cost)
 		r.spend(u.InputTokens+u.OutputTokens, &cost)
@@ -280,6 +282,22 @@ func (r *run) recordUsage(state, role, modelID string, resp *model.Response) {
 		r.spend(u.InputTokens+u.OutputTokens, nil)
 	}
 	r.emit(events.ModelUsage, data)
+}
+
+// cacheTTL is the TTL a request's cache points ask for: pricing.CacheTTL1h when one of them
+// asks for an hour, else "" (the provider's default, 5 minutes). A run gives every cache
+// point of its requests the same TTL (cacheEnabled).
+func cacheTTL(req *model.Request) string {
+	oneHour := func(bs []model.Block) bool {
+		return slices.ContainsFunc(bs, func(b model.Block) bool {
+			return b.Kind == model.BlockCachePoint && b.CacheTTL == pricing.CacheTTL1h
+		})
+	}
+	if req.ToolsCachePoint && req.CacheTTL == pricing.CacheTTL1h || oneHour(req.System) ||
+		slices.ContainsFunc(req.Messages, func(m model.Message) bool { return oneHour(m.Content) }) {
+		return pricing.CacheTTL1h
+	}
+	return ""
 }
 
 // callEffect is what a control call did to the session.

@@ -63,7 +63,7 @@ func (r *run) graderStep(st *spec.State) (stepResult, error) {
 			}
 			return stepResult{failure: graderModelFailed(st.Slug, graderCause(err))}, nil
 		}
-		r.recordUsage(st.Slug, "grader", req.ModelID, resp)
+		r.recordUsage(st.Slug, "grader", req, resp)
 		_, calls := replyOf(resp)
 		calls = validCalls(calls)
 		if resp.StopReason == model.StopMaxTokens {

@@ -185,7 +185,7 @@ func (r *run) replyOnlyCall(st *spec.State, directive string) error {
 		r.warn("model", "the reply-only message could not be written: "+err.Error())
 		return nil
 	}
-	r.recordUsage(st.Slug, "agent", req.ModelID, resp)
+	r.recordUsage(st.Slug, "agent", req, resp)
 	text, calls := replyOf(resp)
 	calls = validCalls(calls)
 	if resp.StopReason == model.StopMaxTokens {
