@@ -73,13 +73,18 @@ func bedrockPreflight(ctx context.Context, region, modelID string) error {
 
 // checkCredentials asks cfg's credential chain for credentials, for what (a service).
 func checkCredentials(ctx context.Context, cfg aws.Config, what string) error {
+	return checkCredentialsHint(ctx, cfg, what, credentialsHint)
+}
+
+// checkCredentialsHint is checkCredentials with the hint a command gives without them.
+func checkCredentialsHint(ctx context.Context, cfg aws.Config, what, hint string) error {
 	cctx, cancel := context.WithTimeout(ctx, credentialsTimeout)
 	defer cancel()
 	if cfg.Credentials == nil {
-		return codedHint(codeNoCredentials, fmt.Errorf("no AWS credentials for %s", what), credentialsHint)
+		return codedHint(codeNoCredentials, fmt.Errorf("no AWS credentials for %s", what), hint)
 	}
 	if _, err := cfg.Credentials.Retrieve(cctx); err != nil {
-		return codedHint(codeNoCredentials, fmt.Errorf("no AWS credentials for %s: %w", what, err), credentialsHint)
+		return codedHint(codeNoCredentials, fmt.Errorf("no AWS credentials for %s: %w", what, err), hint)
 	}
 	return nil
 }

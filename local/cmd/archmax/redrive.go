@@ -8,8 +8,10 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -33,7 +35,22 @@ import (
 var redriveQueues = []string{"turn-failed", "decide-failed", "deliver-failed", "wake-failed", "stream-failed", "events-dlq", "schedules-dlq"}
 
 // The --json codes redrive's own failures carry.
-const codeRedriveQueue = "QueueReadError"
+const (
+	codeRedriveQueue    = "QueueReadError"
+	codeRedriveFunction = "FunctionReadError"
+)
+
+// exitInterrupted is the exit status of a run stopped by an interrupt (Ctrl-C): 128 + SIGINT,
+// as a shell reports a command the signal ended.
+const exitInterrupted = 130
+
+// redrivePermissions is what a run needs of the credentials.
+const redrivePermissions = "sqs:GetQueueUrl, sqs:ReceiveMessage, sqs:DeleteMessage and sqs:ChangeMessageVisibility on the stage's queues, " +
+	"lambda:GetFunctionConfiguration and lambda:InvokeFunction on its functions"
+
+// redriveCredentialsHint is what to do without credentials: the stage's account's.
+const redriveCredentialsHint = "no usable AWS credentials: redrive needs credentials for the account the stage is deployed in — set AWS_PROFILE to a profile of " +
+	"~/.aws/config for that account (`aws sso login` refreshes an SSO profile), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; they need " + redrivePermissions
 
 // Tunables of a run (tests shorten the wait).
 var (
@@ -55,6 +72,9 @@ const (
 	actWould    = "would-redrive" // --dry-run: what would be invoked; nothing sent, nothing deleted
 	actKept     = "kept"          // not a format redrive knows, or not this stage's: left in the queue
 	actFailed   = "failed"        // the invocation was refused (the message stays), or the delete failed
+	// actInterrupted: the run was interrupted while it re-submitted the message; Lambda may
+	// have accepted the invocation, and the message is left in the queue.
+	actInterrupted = "interrupted"
 )
 
 // redriveRecord is one message's line, and its --json record {"type": "message", …}.
@@ -64,8 +84,10 @@ type redriveRecord struct {
 	MessageID string `json:"messageId"`
 	// Kind is what the payload is: start, delivery, continuation, wake, sweep; unknown
 	// when redrive does not recognise the message.
-	Kind      string `json:"kind"`
-	Target    string `json:"target,omitempty"` // the function re-submitted to (its name or ARN as the message names it)
+	Kind string `json:"kind"`
+	// Target is the ARN of the stage's function the payload is (or would be) re-submitted to;
+	// absent on a kept message (its reason names what the message names).
+	Target    string `json:"target,omitempty"`
 	SessionID string `json:"sessionId,omitempty"`
 	Action    string `json:"action"`
 	Reason    string `json:"reason,omitempty"` // why kept or failed
@@ -82,6 +104,8 @@ type redriveSummary struct {
 	Kept         int      `json:"kept"`
 	Failed       int      `json:"failed"`
 	Missing      []string `json:"missingQueues"` // queues the stage does not have
+	Interrupted  bool     `json:"interrupted"`   // the run was interrupted: what it did not reach is left in the queues
+	inFlight     int      // messages reported interrupted
 }
 
 func newRedriveCommand(code *int) *cobra.Command {
@@ -106,10 +130,15 @@ the original event carries, so re-driving a message twice is harmless.
   schedules-dlq    a timed wake Scheduler could not hand over: {sessionId, parkId}, on the
                    stage's wake function
 
-A message of any other shape, naming a function outside the stage, or carrying a payload that
-is none of a start, a delivery, a continuation, a wake or a sweep is kept in its queue and
-reported, never deleted; so is one whose invocation was refused. --dry-run reads and reports
-and changes nothing. Messages a run keeps are visible in their queue again when it ends.
+A function must be the stage's own: its partition, region and account (as Lambda names the
+stage's functions to these credentials), unqualified or $LATEST. Each queue re-submits only
+what it can carry: turn-failed starts (an event, not the sweep's Scheduled Event) and
+continuations; deliver-failed deliveries and continuations; wake-failed wakes, sweeps and
+continuations; decide-failed and stream-failed continuations; events-dlq starts on turn,
+deliveries on deliver, sweeps on wake; schedules-dlq wakes. A message of any other shape or
+kind, or naming another function, is kept in its queue and reported, never deleted; so is
+one whose invocation was refused. --dry-run reads and reports and changes nothing. Messages a
+run keeps are visible in their queue again when it ends.
 
 One line per message on stdout (queue, kind, target, session id when known, action), then
 a summary; with --json one record per message {"type": "message", "queue", "messageId",
@@ -118,8 +147,10 @@ The region is --region, else the AWS configuration; AWS_ENDPOINT_URL_SQS and
 AWS_ENDPOINT_URL_LAMBDA point the calls at local peers.
 
 Exit status: 0 every message re-submitted (or, with --dry-run, re-submittable), 1 a message
-kept or failed, or a queue that cannot be read, 2 usage error. Find the cause before you
-re-drive: a failure no retry fixes fails again.`,
+kept or failed, or a queue that cannot be read, 2 usage error, 130 interrupted (Ctrl-C: the
+message in flight is reported interrupted — it may have been re-submitted — and left in its
+queue, then the summary). Find the cause before you re-drive: a failure no retry fixes fails
+again.`,
 		Example: `  archmax redrive --stage dev --dry-run
   archmax redrive --stage dev --queue turn-failed --max 10`,
 		Args: cobra.NoArgs,
@@ -148,7 +179,10 @@ re-drive: a failure no retry fixes fails again.`,
 				return err
 			}
 			printRedriveSummary(cmd.OutOrStdout(), jsonOut, sum)
-			if sum.Kept+sum.Failed+len(sum.Missing) > 0 {
+			switch {
+			case sum.Interrupted:
+				*code = exitInterrupted
+			case sum.Kept+sum.Failed+len(sum.Missing) > 0:
 				*code = exitFail
 			}
 			return nil
@@ -198,6 +232,16 @@ type redriver struct {
 	dryRun bool
 	max    int // 0: no limit
 	emit   func(redriveRecord)
+	own    map[string]*stageFunction // the stage's functions, by key, as resolved (once each)
+}
+
+// stageFunction is one of the stage's functions as Lambda names it to these credentials:
+// its ARN (GetFunctionConfiguration's FunctionArn, unqualified), or missing when Lambda has
+// no function of that name.
+type stageFunction struct {
+	arn     string
+	parts   lambdaARN
+	missing bool
 }
 
 // newRedriver loads the AWS configuration (region from the flag, else the configuration;
@@ -217,10 +261,10 @@ func newRedriver(ctx context.Context, region, stage string) (*redriver, error) {
 		return nil, usageError{codedHint(codeNoRegion, errors.New("no AWS region for the stage's queues"),
 			"pass --region REGION (the stage's region) or set AWS_REGION, or a region in your AWS profile")}
 	}
-	if err := checkCredentials(ctx, cfg, "SQS and Lambda"); err != nil {
+	if err := checkCredentialsHint(ctx, cfg, "SQS and Lambda", redriveCredentialsHint); err != nil {
 		return nil, err
 	}
-	return &redriver{sqs: sqs.NewFromConfig(cfg), lambda: lambda.NewFromConfig(cfg), stage: stage}, nil
+	return &redriver{sqs: sqs.NewFromConfig(cfg), lambda: lambda.NewFromConfig(cfg), stage: stage, own: map[string]*stageFunction{}}, nil
 }
 
 // queueName is the full name of a queue key: archmax-<stage>-<key>.
@@ -229,9 +273,43 @@ func (r *redriver) queueName(key string) string { return "archmax-" + r.stage + 
 // functionName is the Lambda name of a function of the stage: archmax-<stage>-<fn>.
 func (r *redriver) functionName(fn string) string { return "archmax-" + r.stage + "-" + fn }
 
+// resolve is the stage's function fn as Lambda names it (GetFunctionConfiguration of
+// archmax-<stage>-<fn>), asked once a run. A function Lambda does not have is missing; any
+// other failure is the error (the caller stops the run, or reports an interruption).
+func (r *redriver) resolve(ctx context.Context, fn string) (*stageFunction, error) {
+	if f, ok := r.own[fn]; ok {
+		return f, nil
+	}
+	name := r.functionName(fn)
+	out, err := r.lambda.GetFunctionConfiguration(ctx, &lambda.GetFunctionConfigurationInput{FunctionName: aws.String(name)})
+	var f stageFunction
+	switch {
+	case errors.As(err, new(*lambdatypes.ResourceNotFoundException)):
+		f.missing = true
+	case err != nil:
+		return nil, err
+	default:
+		f.arn = aws.ToString(out.FunctionArn)
+		var ok bool
+		if f.parts, ok = parseLambdaARN(f.arn); !ok || f.parts.name != name {
+			return nil, fmt.Errorf("Lambda names the function %s %q, not an ARN of it", name, f.arn)
+		}
+		f.parts.qualifier, f.arn = "", strings.TrimSuffix(f.arn, ":"+f.parts.qualifier)
+	}
+	r.own[fn] = &f
+	return &f, nil
+}
+
+// interrupted reports whether err is the run's interruption rather than a failure.
+func interrupted(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ctx.Err()))
+}
+
 // run reads the queues in turn and handles each message once, up to r.max. A queue the
-// stage does not have is listed in the summary; any other failure to read a queue stops
-// the run with the error (the credentials, the network, a permission).
+// stage does not have is listed in the summary; any other failure to read a queue, or to
+// resolve a function of the stage, stops the run with the error (the credentials, the
+// network, a permission). An interruption (ctx cancelled) stops it too, with the summary
+// of what was done.
 func (r *redriver) run(ctx context.Context, keys []string) (redriveSummary, error) {
 	sum := redriveSummary{Type: "summary", Stage: r.stage, DryRun: r.dryRun, Missing: []string{}}
 	handled := 0
@@ -239,19 +317,27 @@ func (r *redriver) run(ctx context.Context, keys []string) (redriveSummary, erro
 		if r.max > 0 && handled >= r.max {
 			break
 		}
+		if ctx.Err() != nil {
+			sum.Interrupted = true
+			return sum, nil
+		}
 		name := r.queueName(key)
 		out, err := r.sqs.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
 		if errors.As(err, new(*sqstypes.QueueDoesNotExist)) {
 			sum.Missing = append(sum.Missing, name)
 			continue
 		}
+		if interrupted(ctx, err) {
+			sum.Interrupted = true
+			return sum, nil
+		}
 		if err != nil {
 			return sum, codedHint(codeRedriveQueue, fmt.Errorf("read queue %s: %w", name, err),
-				"the credentials need sqs:GetQueueUrl, sqs:ReceiveMessage, sqs:DeleteMessage and sqs:ChangeMessageVisibility on the stage's queues and lambda:InvokeFunction on its functions; check --region")
+				"the credentials need "+redrivePermissions+"; check --region")
 		}
 		n, err := r.drain(ctx, key, name, *out.QueueUrl, handled, &sum)
 		handled += n
-		if err != nil {
+		if err != nil || sum.Interrupted {
 			return sum, err
 		}
 	}
@@ -287,12 +373,22 @@ func (r *redriver) drain(ctx context.Context, key, name, url string, handled int
 			MessageAttributeNames:       []string{"All"},
 			MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{sqstypes.MessageSystemAttributeNameAll},
 		})
+		if interrupted(ctx, err) {
+			sum.Interrupted = true
+			return n, nil
+		}
 		if err != nil {
 			return n, codedHint(codeRedriveQueue, fmt.Errorf("receive from %s: %w", name, err),
 				"the credentials need sqs:ReceiveMessage on the stage's queues")
 		}
 		fresh := 0
 		for _, m := range out.Messages {
+			if sum.Interrupted || ctx.Err() != nil {
+				// received but not reached: visible again at once, not reported
+				sum.Interrupted = true
+				keep = append(keep, aws.ToString(m.ReceiptHandle))
+				continue
+			}
 			id := aws.ToString(m.MessageId)
 			if seen[id] {
 				continue // back after the visibility timeout of a long run: handled already
@@ -300,7 +396,11 @@ func (r *redriver) drain(ctx context.Context, key, name, url string, handled int
 			seen[id] = true
 			fresh++
 			n++
-			rec, kept := r.handle(ctx, key, name, url, m)
+			rec, kept, err := r.handle(ctx, key, name, url, m)
+			if err != nil {
+				keep = append(keep, aws.ToString(m.ReceiptHandle))
+				return n, err
+			}
 			switch rec.Action {
 			case actRedriven:
 				sum.Redriven++
@@ -310,13 +410,16 @@ func (r *redriver) drain(ctx context.Context, key, name, url string, handled int
 				sum.Kept++
 			case actFailed:
 				sum.Failed++
+			case actInterrupted:
+				sum.Interrupted = true
+				sum.inFlight++
 			}
 			if kept {
 				keep = append(keep, aws.ToString(m.ReceiptHandle))
 			}
 			r.emit(rec)
 		}
-		if fresh == 0 {
+		if fresh == 0 || sum.Interrupted {
 			return n, nil
 		}
 	}
@@ -326,38 +429,68 @@ func (r *redriver) drain(ctx context.Context, key, name, url string, handled int
 // the invocation was accepted; kept reports a message left in the queue untouched (made
 // visible again when the queue is done). A message re-submitted whose delete failed is not
 // kept: it comes back after the run's visibility timeout, and a second re-submission is
-// harmless.
-func (r *redriver) handle(ctx context.Context, key, name, url string, m sqstypes.Message) (rec redriveRecord, kept bool) {
+// harmless. err is a failure to resolve the stage's function that stops the run.
+func (r *redriver) handle(ctx context.Context, key, name, url string, m sqstypes.Message) (rec redriveRecord, kept bool, err error) {
 	rec = redriveRecord{Type: "message", Queue: name, MessageID: aws.ToString(m.MessageId)}
 	p := r.classify(key, m)
-	rec.Kind, rec.Target, rec.SessionID, rec.Cause = p.kind, p.target, p.sessionID, p.cause
-	switch {
-	case p.reason != "":
+	rec.Kind, rec.SessionID, rec.Cause = p.kind, p.sessionID, p.cause
+	if p.reason != "" {
 		rec.Action, rec.Reason = actKept, p.reason
-		return rec, true
-	case r.dryRun:
+		return rec, true, nil
+	}
+	own, err := r.resolve(ctx, p.fn)
+	switch {
+	case interrupted(ctx, err):
+		rec.Target, rec.Action, rec.Reason = r.functionName(p.fn), actInterrupted, "interrupted before it was re-submitted; left in the queue"
+		return rec, true, nil
+	case err != nil:
+		return rec, true, codedHint(codeRedriveFunction, fmt.Errorf("read function %s: %w", r.functionName(p.fn), err),
+			"the credentials need "+redrivePermissions+"; check --region")
+	case own.missing:
+		rec.Target, rec.Action = r.functionName(p.fn), actFailed
+		rec.Reason = fmt.Sprintf("the stage has no function %s in this region (ResourceNotFoundException); the message stays", r.functionName(p.fn))
+		return rec, true, nil
+	}
+	if p.named != "" {
+		if named, _ := parseLambdaARN(p.named); !sameFunction(named, own.parts) {
+			rec.Kind, rec.SessionID, rec.Action = "unknown", "", actKept
+			rec.Reason = fmt.Sprintf("the message names function %q, not the stage's %s (another partition, region, account, version or alias)", p.named, own.arn)
+			return rec, true, nil
+		}
+	}
+	rec.Target = own.arn
+	if r.dryRun {
 		rec.Action = actWould
-		return rec, true
+		return rec, true, nil
 	}
 	ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	out, err := r.lambda.Invoke(ictx, &lambda.InvokeInput{FunctionName: aws.String(p.target), InvocationType: lambdatypes.InvocationTypeEvent, Payload: p.payload})
+	out, err := r.lambda.Invoke(ictx, &lambda.InvokeInput{FunctionName: aws.String(own.arn), InvocationType: lambdatypes.InvocationTypeEvent, Payload: p.payload})
 	if err == nil && out.StatusCode != 202 {
 		err = fmt.Errorf("Lambda answered %d, not 202 (accepted)", out.StatusCode)
 	}
+	if interrupted(ctx, err) {
+		rec.Action, rec.Reason = actInterrupted, "may have been re-submitted; left in the queue (re-driving it again is harmless)"
+		return rec, true, nil
+	}
 	if err != nil {
 		rec.Action, rec.Reason = actFailed, "the invocation was refused, the message stays: "+err.Error()
-		return rec, true
+		return rec, true, nil
 	}
-	if _, err := r.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+	// accepted: the delete runs even if the run is interrupted now
+	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer dcancel()
+	if _, err := r.sqs.DeleteMessage(dctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
 		rec.Action, rec.Reason = actFailed, "re-submitted, but the message could not be deleted (re-driving it again is harmless): "+err.Error()
-		return rec, false
+		return rec, false, nil
 	}
 	rec.Action = actRedriven
-	return rec, false
+	return rec, false, nil
 }
 
-// redrivePrinter writes each record: a line, or with --json a JSON record.
+// redrivePrinter writes each record: a line, or with --json a JSON record. In a line every
+// value a message carries (or Lambda's or SQS's answer about it) is written as is when it is
+// printable, else quoted, so no message can forge a line or drive the terminal.
 func redrivePrinter(w io.Writer, jsonOut bool) func(redriveRecord) {
 	return func(rec redriveRecord) {
 		if jsonOut {
@@ -365,20 +498,28 @@ func redrivePrinter(w io.Writer, jsonOut bool) func(redriveRecord) {
 			fmt.Fprintf(w, "%s\n", b)
 			return
 		}
-		target := rec.Target
-		if target == "" {
-			target = "?"
+		line := fmt.Sprintf("%s %s: %s", rec.Queue, shown(rec.MessageID), rec.Kind)
+		if rec.Target != "" {
+			line += " → " + shown(rec.Target)
 		}
-		line := fmt.Sprintf("%s %s: %s → %s", rec.Queue, rec.MessageID, rec.Kind, target)
 		if rec.SessionID != "" {
-			line += " (session " + rec.SessionID + ")"
+			line += " (session " + shown(rec.SessionID) + ")"
 		}
 		line += ": " + strings.ReplaceAll(rec.Action, "-", " ")
 		if rec.Reason != "" {
-			line += " — " + rec.Reason
+			line += " — " + shown(rec.Reason)
 		}
 		fmt.Fprintln(w, line)
 	}
+}
+
+// shown is s when every character of it prints (no control, format or separator
+// character but the space, valid UTF-8), else s quoted with its escapes.
+func shown(s string) string {
+	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 func printRedriveSummary(w io.Writer, jsonOut bool, sum redriveSummary) {
@@ -390,9 +531,14 @@ func printRedriveSummary(w io.Writer, jsonOut bool, sum redriveSummary) {
 	for _, q := range sum.Missing {
 		fmt.Fprintf(w, "%s: no such queue in the region (is the stage deployed there?)\n", q)
 	}
+	var line string
 	if sum.DryRun {
-		fmt.Fprintf(w, "dry run: %d would be re-submitted, %d kept\n", sum.WouldRedrive, sum.Kept)
-		return
+		line = fmt.Sprintf("dry run: %d would be re-submitted, %d kept", sum.WouldRedrive, sum.Kept)
+	} else {
+		line = fmt.Sprintf("%d redriven, %d kept, %d failed", sum.Redriven, sum.Kept, sum.Failed)
 	}
-	fmt.Fprintf(w, "%d redriven, %d kept, %d failed\n", sum.Redriven, sum.Kept, sum.Failed)
+	if sum.Interrupted {
+		line += fmt.Sprintf(", %d interrupted — the run was interrupted: what it did not reach is left in the queues", sum.inFlight)
+	}
+	fmt.Fprintln(w, line)
 }

@@ -18,22 +18,26 @@ import (
 //     "condition": "RetriesExhausted"|"EventAgeExceeded"|…, "approximateInvokeCount"},
 //     "requestPayload": <the event>, "responseContext": {"statusCode", "executedVersion",
 //     "functionError"}, "responsePayload": {"errorType", "errorMessage", …}}.
-//     The target is requestContext.functionArn, which must name the queue's function.
+//     The target is requestContext.functionArn, which must be the queue's function of the
+//     stage (its partition, region and account; unqualified or $LATEST).
 //   - events-dlq: an event an EventBridge rule could not hand to its target, the body the
 //     event itself ({"version", "id", "detail-type", "source", …, "detail"}) and the message
 //     attributes RULE_ARN, TARGET_ARN, ERROR_CODE, ERROR_MESSAGE. The target is TARGET_ARN,
-//     which must name the stage's turn, deliver or wake function.
+//     which must be the stage's turn, deliver or wake function, as above.
 //   - schedules-dlq: a schedule EventBridge Scheduler could not hand to its target, the body
 //     the target's input (here the wake {"sessionId", "parkId"}) and message attributes such
 //     as ERROR_CODE, ERROR_MESSAGE, EXECUTION_ID, SCHEDULE_ARN, TARGET_ARN. The target is
-//     the stage's wake function (TARGET_ARN, when present, must name it).
+//     the stage's wake function (TARGET_ARN, when present, must be it, as above).
 
-// redrivePlan is what a message asks for: the payload to invoke on target, or why not
-// (reason set: the message is kept).
+// redrivePlan is what a message asks for: the payload to invoke on the stage's function fn
+// (turn, decide, deliver, wake, stream), which named must be when the message names an ARN;
+// or why not (reason set: the message is kept).
 type redrivePlan struct {
-	kind, target, sessionID, cause string
-	payload                        []byte
-	reason                         string
+	kind, sessionID, cause string
+	fn                     string
+	named                  string // the function ARN the message names ("" for a schedule without TARGET_ARN)
+	payload                []byte
+	reason                 string
 }
 
 // destinationRecord is Lambda's invocation record (the on-failure destination's body).
@@ -50,37 +54,39 @@ type destinationRecord struct {
 	ResponsePayload json.RawMessage `json:"responsePayload"`
 }
 
-// classify reads message m of the queue key.
+// classify reads message m of the queue key. It looks at the message alone: whether the ARN
+// it names is the stage's own function (its partition, region and account) is checked when
+// the function is resolved (redriver.handle).
 func (r *redriver) classify(key string, m sqstypes.Message) redrivePlan {
 	body := []byte(aws.ToString(m.Body))
 	switch {
 	case strings.HasSuffix(key, "-failed"):
-		return r.classifyRecord(strings.TrimSuffix(key, "-failed"), body)
+		return r.classifyRecord(key, strings.TrimSuffix(key, "-failed"), body)
 	case key == "events-dlq":
-		return r.classifyEvent(body, m.MessageAttributes)
+		return r.classifyEvent(key, body, m.MessageAttributes)
 	case key == "schedules-dlq":
 		return r.classifySchedule(body, m.MessageAttributes)
 	}
 	return redrivePlan{kind: "unknown", reason: "not a queue redrive reads"}
 }
 
-func (r *redriver) classifyRecord(fn string, body []byte) redrivePlan {
+func (r *redriver) classifyRecord(key, fn string, body []byte) redrivePlan {
 	var rec destinationRecord
 	if err := json.Unmarshal(body, &rec); err != nil || rec.RequestContext == nil || rec.RequestContext.FunctionARN == "" ||
 		len(rec.RequestPayload) == 0 || string(rec.RequestPayload) == "null" {
 		return redrivePlan{kind: "unknown", reason: "not a Lambda invocation record (requestContext.functionArn, requestPayload)"}
 	}
 	p := redrivePlan{cause: recordCause(rec)}
-	name, ok := lambdaFunctionName(rec.RequestContext.FunctionARN)
-	if want := r.functionName(fn); !ok || name != want {
+	arn, ok := parseLambdaARN(rec.RequestContext.FunctionARN)
+	if want := r.functionName(fn); !ok || arn.name != want {
 		p.kind = "unknown"
 		p.reason = fmt.Sprintf("the record names function %q, not the queue's %s", rec.RequestContext.FunctionARN, want)
 		return p
 	}
-	p.target = rec.RequestContext.FunctionARN
-	p.kind, p.sessionID = payloadKind(fn, rec.RequestPayload)
+	p.fn, p.named = fn, rec.RequestContext.FunctionARN
+	p.kind, p.sessionID = payloadKind(key, fn, rec.RequestPayload)
 	if p.kind == "unknown" {
-		p.reason = "the invocation's payload is none of a start, a delivery, a continuation, a wake or a sweep"
+		p.reason = "the invocation's payload is none of " + kindsOf(key, fn)
 		return p
 	}
 	p.payload = rec.RequestPayload
@@ -101,31 +107,31 @@ func recordCause(rec destinationRecord) string {
 	return strings.Trim(strings.Join(parts, " — "), " —")
 }
 
-func (r *redriver) classifyEvent(body []byte, attrs map[string]sqstypes.MessageAttributeValue) redrivePlan {
+func (r *redriver) classifyEvent(key string, body []byte, attrs map[string]sqstypes.MessageAttributeValue) redrivePlan {
 	p := redrivePlan{cause: attrCause(attrs)}
 	if !isEvent(body) {
 		p.kind, p.reason = "unknown", "not an EventBridge event (id, detail-type, source)"
 		return p
 	}
-	arn := attrString(attrs, "TARGET_ARN")
-	name, ok := lambdaFunctionName(arn)
+	named := attrString(attrs, "TARGET_ARN")
+	arn, ok := parseLambdaARN(named)
 	var fn string
 	for _, f := range []string{"turn", "deliver", "wake"} {
-		if ok && name == r.functionName(f) {
+		if ok && arn.name == r.functionName(f) {
 			fn = f
 		}
 	}
 	if fn == "" {
 		p.kind = "unknown"
-		p.reason = fmt.Sprintf("TARGET_ARN %q is none of the stage's turn, deliver and wake functions", arn)
+		p.reason = fmt.Sprintf("TARGET_ARN %q is none of the stage's turn, deliver and wake functions", named)
 		return p
 	}
-	p.kind, p.sessionID = payloadKind(fn, body)
+	p.kind, p.sessionID = payloadKind(key, fn, body)
 	if p.kind == "unknown" {
-		p.reason = "the event is none of a start, a delivery or a sweep"
+		p.reason = "the event is none of " + kindsOf(key, fn)
 		return p
 	}
-	p.target, p.payload = arn, body
+	p.fn, p.named, p.payload = fn, named, body
 	return p
 }
 
@@ -136,24 +142,33 @@ func (r *redriver) classifySchedule(body []byte, attrs map[string]sqstypes.Messa
 		p.kind, p.reason = "unknown", "not a wake {sessionId, parkId}"
 		return p
 	}
-	p.kind, p.sessionID = "wake", id
 	wake := r.functionName("wake")
-	if arn := attrString(attrs, "TARGET_ARN"); arn != "" {
-		if name, ok := lambdaFunctionName(arn); !ok || name != wake {
-			p.reason = fmt.Sprintf("TARGET_ARN %q is not the stage's wake function %s", arn, wake)
+	named := attrString(attrs, "TARGET_ARN")
+	if named != "" {
+		if arn, ok := parseLambdaARN(named); !ok || arn.name != wake {
+			p.kind, p.reason = "unknown", fmt.Sprintf("TARGET_ARN %q is not the stage's wake function %s", named, wake)
 			return p
 		}
 	}
-	p.target, p.payload = wake, body
+	p.kind, p.sessionID = "wake", id
+	p.fn, p.named, p.payload = "wake", named, body
 	return p
 }
 
-// payloadKind names what payload is for function fn (turn, decide, deliver, wake, stream)
-// and the session it names when it names one: a continuation {"archmaxContinue":
-// {sessionId, turnId}} (every function), an EventBridge event — on turn a start, on deliver
-// a delivery (its detail.sessionId), on wake the sweep's Scheduled Event — or on wake the
-// wake {sessionId, parkId}; else "unknown".
-func payloadKind(fn string, payload []byte) (kind, sessionID string) {
+// payloadKind names what payload is, read from queue key for function fn (turn, decide,
+// deliver, wake, stream), and the session it names when it names one — only the kinds that
+// queue can carry for that function (kindsOf):
+//   - a continuation {"archmaxContinue": {sessionId, turnId}}: in an on-failure queue of
+//     any function (the function invokes itself with it), never in events-dlq (EventBridge
+//     does not carry one);
+//   - a start: an EventBridge event on turn, but not the aws.events "Scheduled Event" (the
+//     sweep rule's, which targets wake only);
+//   - a delivery: an EventBridge event with detail.sessionId on deliver, not a Scheduled Event;
+//   - a sweep: the aws.events Scheduled Event on wake;
+//   - a wake {sessionId, parkId} on wake, in wake-failed (schedules-dlq reads its own).
+//
+// Anything else is "unknown".
+func payloadKind(key, fn string, payload []byte) (kind, sessionID string) {
 	var shape struct {
 		Continue *struct {
 			SessionID string `json:"sessionId"`
@@ -168,27 +183,55 @@ func payloadKind(fn string, payload []byte) (kind, sessionID string) {
 	if json.Unmarshal(payload, &shape) != nil {
 		return "unknown", ""
 	}
+	fromBus := key == "events-dlq"
+	sweep := shape.Source == "aws.events" && shape.DetailType == "Scheduled Event"
 	switch {
 	case shape.Continue != nil:
-		if shape.Continue.SessionID == "" || shape.Continue.TurnID == "" {
+		if fromBus || shape.Continue.SessionID == "" || shape.Continue.TurnID == "" {
 			return "unknown", ""
 		}
 		return "continuation", shape.Continue.SessionID
 	case isEvent(payload):
 		switch {
-		case fn == "turn":
+		case fn == "turn" && !sweep:
 			return "start", ""
-		case fn == "deliver" && shape.Detail.SessionID != "":
+		case fn == "deliver" && !sweep && shape.Detail.SessionID != "":
 			return "delivery", shape.Detail.SessionID
-		case fn == "wake" && shape.Source == "aws.events" && shape.DetailType == "Scheduled Event":
+		case fn == "wake" && sweep:
 			return "sweep", ""
 		}
-	case fn == "wake":
+	case fn == "wake" && !fromBus:
 		if id, ok := wakeInput(payload); ok {
 			return "wake", id
 		}
 	}
 	return "unknown", ""
+}
+
+// kindsOf lists, for a kept message's reason, the payload kinds queue key carries for fn.
+func kindsOf(key, fn string) string {
+	var kinds []string
+	switch fn {
+	case "turn":
+		kinds = append(kinds, "a start")
+	case "deliver":
+		kinds = append(kinds, "a delivery")
+	case "wake":
+		if key != "events-dlq" {
+			kinds = append(kinds, "a wake")
+		}
+		kinds = append(kinds, "a sweep")
+	}
+	if key != "events-dlq" {
+		kinds = append(kinds, "a continuation")
+	}
+	switch len(kinds) {
+	case 1:
+		return kinds[0]
+	case 2:
+		return kinds[0] + " or " + kinds[1]
+	}
+	return strings.Join(kinds[:len(kinds)-1], ", ") + " or " + kinds[len(kinds)-1]
 }
 
 // isEvent reports whether b is an EventBridge event: an object with a string id,
@@ -217,14 +260,30 @@ func wakeInput(b []byte) (string, bool) {
 	return w.SessionID, true
 }
 
-// lambdaFunctionName is the function name of a Lambda function ARN
-// (arn:<partition>:lambda:<region>:<account>:function:<name>[:<qualifier>]).
-func lambdaFunctionName(arn string) (string, bool) {
-	parts := strings.Split(arn, ":")
-	if len(parts) < 7 || len(parts) > 8 || parts[0] != "arn" || parts[2] != "lambda" || parts[5] != "function" || parts[6] == "" {
-		return "", false
+// lambdaARN is a Lambda function ARN's parts:
+// arn:<partition>:lambda:<region>:<account>:function:<name>[:<qualifier>].
+type lambdaARN struct{ partition, region, account, name, qualifier string }
+
+// parseLambdaARN reads a full Lambda function ARN (a bare name or a partial ARN is not one).
+func parseLambdaARN(s string) (lambdaARN, bool) {
+	parts := strings.Split(s, ":")
+	if len(parts) < 7 || len(parts) > 8 || parts[0] != "arn" || parts[1] == "" || parts[2] != "lambda" || parts[3] == "" || parts[4] == "" ||
+		parts[5] != "function" || parts[6] == "" {
+		return lambdaARN{}, false
 	}
-	return parts[6], true
+	a := lambdaARN{partition: parts[1], region: parts[3], account: parts[4], name: parts[6]}
+	if len(parts) == 8 {
+		a.qualifier = parts[7]
+	}
+	return a, true
+}
+
+// sameFunction reports whether named is the unqualified (or $LATEST) function own: the
+// same partition, region, account and name. A version or an alias is another function
+// configuration, whose code redrive cannot vouch for.
+func sameFunction(named, own lambdaARN) bool {
+	return named.partition == own.partition && named.region == own.region && named.account == own.account && named.name == own.name &&
+		(named.qualifier == "" || named.qualifier == "$LATEST")
 }
 
 func attrString(attrs map[string]sqstypes.MessageAttributeValue, name string) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
@@ -34,6 +35,9 @@ type redriveRig struct {
 
 	mu      sync.Mutex
 	results map[string][]string // function → the JSON answers of its invocations
+	// lambdaHook, when set, sees each request to Lambda first; true: it answered it
+	lambdaHook func(http.ResponseWriter, *http.Request) bool
+	configs    int // GetFunctionConfiguration calls
 }
 
 // countingModel answers every call with one reply and counts the calls.
@@ -68,12 +72,24 @@ states:
 
 func newRedriveRig(t *testing.T) *redriveRig {
 	t.Helper()
-	rig := &redriveRig{queues: sqsfake.New(sqsfake.WithMaxWait(0)), lambda: lambdafake.New(lambdafake.WithRetryDelays()),
+	rig := &redriveRig{queues: sqsfake.New(sqsfake.WithMaxWait(0)), lambda: lambdafake.New(lambdafake.WithRetryDelays(), lambdafake.WithStrictARNs()),
 		model: &countingModel{}, results: map[string][]string{}}
 	for _, q := range redriveQueues {
 		rig.queues.CreateQueue("archmax-dev-" + q)
 	}
-	sqsSrv, lambdaSrv := httptest.NewServer(rig.queues), httptest.NewServer(rig.lambda)
+	sqsSrv := httptest.NewServer(rig.queues)
+	lambdaSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rig.mu.Lock()
+		hook := rig.lambdaHook
+		if strings.HasSuffix(r.URL.Path, "/configuration") {
+			rig.configs++
+		}
+		rig.mu.Unlock()
+		if hook != nil && hook(w, r) {
+			return
+		}
+		rig.lambda.ServeHTTP(w, r)
+	}))
 	t.Cleanup(func() { rig.lambda.Close(); lambdaSrv.Close(); sqsSrv.Close() })
 
 	dir := t.TempDir()
@@ -181,8 +197,13 @@ const (
 
 // record is Lambda's on-failure destination record of payload on function fn.
 func record(fn, payload string) string {
+	return recordOn(lambdafake.FunctionARN(fn)+":$LATEST", payload)
+}
+
+// recordOn is Lambda's on-failure destination record of payload on the function ARN arn.
+func recordOn(arn, payload string) string {
 	return `{"version":"1.0","timestamp":"2026-11-30T10:06:00.000Z","requestContext":{"requestId":"r-1",` +
-		`"functionArn":"arn:aws:lambda:us-east-1:123456789012:function:` + fn + `:$LATEST","condition":"RetriesExhausted","approximateInvokeCount":3},` +
+		`"functionArn":"` + arn + `","condition":"RetriesExhausted","approximateInvokeCount":3},` +
 		`"requestPayload":` + payload + `,"responseContext":{"statusCode":200,"executedVersion":"$LATEST","functionError":"Unhandled"},` +
 		`"responsePayload":{"errorType":"errorString","errorMessage":"ThrottlingException: slow down"}}`
 }
@@ -250,11 +271,11 @@ func TestRedriveEachFormat(t *testing.T) {
 		got[r.Queue+" "+r.Kind+" "+r.Action] = r.Target + " " + r.SessionID
 	}
 	for k, v := range map[string]string{
-		"archmax-dev-turn-failed start redriven":        "arn:aws:lambda:us-east-1:123456789012:function:archmax-dev-turn:$LATEST ",
-		"archmax-dev-deliver-failed delivery redriven":  "arn:aws:lambda:us-east-1:123456789012:function:archmax-dev-deliver:$LATEST conv-7",
-		"archmax-dev-wake-failed continuation redriven": "arn:aws:lambda:us-east-1:123456789012:function:archmax-dev-wake:$LATEST conv-9",
+		"archmax-dev-turn-failed start redriven":        lambdafake.FunctionARN("archmax-dev-turn") + " ",
+		"archmax-dev-deliver-failed delivery redriven":  lambdafake.FunctionARN("archmax-dev-deliver") + " conv-7",
+		"archmax-dev-wake-failed continuation redriven": lambdafake.FunctionARN("archmax-dev-wake") + " conv-9",
 		"archmax-dev-events-dlq delivery redriven":      lambdafake.FunctionARN("archmax-dev-deliver") + " conv-7",
-		"archmax-dev-schedules-dlq wake redriven":       "archmax-dev-wake conv-9",
+		"archmax-dev-schedules-dlq wake redriven":       lambdafake.FunctionARN("archmax-dev-wake") + " conv-9",
 		"archmax-dev-turn-failed unknown kept":          " ",
 		"archmax-dev-events-dlq unknown kept":           " ",
 		"archmax-dev-schedules-dlq unknown kept":        " ",
@@ -308,7 +329,7 @@ func TestRedriveEachFormat(t *testing.T) {
 	// the text form: one line per message, then the summary
 	code, text, _ := rig.redrive(t, "--queue", "events-dlq,schedules-dlq")
 	lines := strings.Split(strings.TrimSpace(text), "\n")
-	if code != exitFail || len(lines) != 3 || !strings.HasPrefix(lines[0], "archmax-dev-events-dlq ") || !strings.Contains(lines[0], ": unknown → ?: kept — TARGET_ARN") ||
+	if code != exitFail || len(lines) != 3 || !strings.HasPrefix(lines[0], "archmax-dev-events-dlq ") || !strings.Contains(lines[0], ": unknown: kept — TARGET_ARN") ||
 		lines[2] != "0 redriven, 2 kept, 0 failed" {
 		t.Errorf("text: exit %d\n%s", code, text)
 	}
@@ -321,7 +342,7 @@ func TestRedriveDryRunChangesNothing(t *testing.T) {
 	rig.send(t, "turn-failed", record("archmax-dev-turn", startEvent), nil)
 	rig.send(t, "schedules-dlq", wakeBody, scheduleAttrs)
 	code, out, errs := rig.redrive(t, "--dry-run")
-	if code != exitOK || !strings.Contains(out, "archmax-dev-turn-failed ") || !strings.Contains(out, ": start → arn:aws:lambda:us-east-1:123456789012:function:archmax-dev-turn:$LATEST: would redrive\n") ||
+	if code != exitOK || !strings.Contains(out, "archmax-dev-turn-failed ") || !strings.Contains(out, ": start → arn:aws:lambda:us-east-1:123456789012:function:archmax-dev-turn: would redrive\n") ||
 		!strings.HasSuffix(out, "dry run: 2 would be re-submitted, 0 kept\n") {
 		t.Errorf("dry run: exit %d\n%s%s", code, out, errs)
 	}
