@@ -4,6 +4,8 @@
 // validation code with core/model, so it proves independently that the client never sends a
 // history Bedrock would refuse. ConverseStream is served on the event-stream wire encoding
 // (stream.go), in chunks, with mid-stream faults and a Gate a test releases frames with.
+// Usage is answered as scripted; with the script's `usage: estimate` or WithUsageEstimate it
+// is estimated from the request, with Bedrock's prompt-caching rules applied (cache.go).
 package conversefake
 
 import (
@@ -39,6 +41,10 @@ type RecordedRequest struct {
 	Status    int    // the HTTP status answered
 	ErrorType string // X-Amzn-Errortype answered (a stream: the exception it ended with), "" on success
 	Stream    bool   // a ConverseStream call
+	// Usage is the usage answered, in wire terms (InputTokens without the cache counts):
+	// as scripted, or estimated with the prompt cache (WithUsageEstimate); zero for a call
+	// refused or broken off.
+	Usage scripted.Usage
 }
 
 // Server serves Converse for one Script. It is safe for concurrent use.
@@ -48,9 +54,12 @@ type Server struct {
 	delay     time.Duration
 	chunk     int   // runes per streamed chunk (0: text word by word, tool input 16 runes)
 	gate      *Gate // holds each streamed frame until a test lets it go
+	estimate  bool  // usage from the estimate and the prompt cache for every script
+	now       func() time.Time
 
 	mu       sync.Mutex
 	requests []RecordedRequest
+	cache    promptCache
 }
 
 // Option configures a Server.
@@ -71,9 +80,19 @@ func WithGate(g *Gate) Option { return func(s *Server) { s.gate = g } }
 // is not advanced). It slows a scripted model past a deadline.
 func WithDelay(d time.Duration) Option { return func(s *Server) { s.delay = d } }
 
+// WithUsageEstimate makes every answered call report the usage the fake estimates, with
+// prompt-cache accounting (cache.go), as a script's file-level `usage: estimate` does — for
+// a benchmark that measures caching on a script written without it. The entries' own usage
+// is then ignored.
+func WithUsageEstimate() Option { return func(s *Server) { s.estimate = true } }
+
+// WithClock sets the clock the prompt cache's TTLs run on (default time.Now), so a test
+// moves time past 5 minutes or 1 hour without waiting.
+func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
+
 // New returns a Server answering from s.
 func New(s *scripted.Script, opts ...Option) *Server {
-	srv := &Server{script: s, latencyMs: 1}
+	srv := &Server{script: s, latencyMs: 1, now: time.Now, cache: promptCache{}}
 	for _, o := range opts {
 		o(srv)
 	}
@@ -106,6 +125,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				rec.ErrorType = midStream.Error
 			}
 			rec.Status = http.StatusOK
+			if midStream == nil {
+				rec.Usage = entry.Usage
+			}
 			s.record(rec)
 			s.stream(w, r, entry, midStream)
 			return
@@ -114,6 +136,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if body, err = json.Marshal(s.response(entry)); err != nil {
 			status, errType, body = failure(http.StatusInternalServerError, "InternalServerException", err.Error())
 		}
+	}
+	if entry != nil {
+		rec.Usage = entry.Usage
 	}
 	rec.Status, rec.ErrorType = status, errType
 	s.record(rec)
@@ -186,6 +211,13 @@ func (s *Server) serve(r *http.Request, rec *RecordedRequest) (entry *scripted.E
 	if err != nil {
 		return fail(http.StatusBadRequest, ErrScriptMismatch, err.Error())
 	}
+	if s.estimate || s.script.UsageEstimate {
+		p := flatten(&req)
+		s.mu.Lock()
+		entry.Usage = s.cache.account(modelID, p, s.now())
+		s.mu.Unlock()
+		entry.Usage.OutputTokens = outputEstimate(entry)
+	}
 	return entry, nil, http.StatusOK, "", nil
 }
 
@@ -230,8 +262,8 @@ func callOf(req *wireRequest) scripted.Call {
 	return c
 }
 
-// response renders an entry as a Converse response body. Usage is reported exactly as
-// scripted; totalTokens is input + output + cache read + cache write.
+// response renders an entry as a Converse response body. Usage is the entry's: as scripted,
+// or as serve estimated it; totalTokens is input + output + cache read + cache write.
 func (s *Server) response(e *scripted.Entry) wireResponse {
 	var content []wireOutBlock
 	if e.Text != "" {

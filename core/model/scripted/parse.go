@@ -28,7 +28,9 @@ func (e *ParseError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.
 // `input` a JSON object, stopReason in the Converse enum) and every key is checked, so a
 // malformed script fails here with a *ParseError carrying file:line. An entry's `input`
 // defaults to {}; `/pattern/flags` strings are ECMAScript regexes (flags i, m, s, u honoured,
-// g ignored), any other string matches as a substring.
+// g ignored), any other string matches as a substring. A top-level `usage: estimate` sets
+// UsageEstimate (`usage: scripted`, the default, leaves it false); an entry's own `usage` is
+// then a *ParseError at its line.
 func Parse(file string, src []byte) (*Script, error) {
 	p := parser{file: file}
 	var doc yaml.Node
@@ -50,6 +52,13 @@ func Parse(file string, src []byte) (*Script, error) {
 		switch {
 		case key == "strictToolTurns":
 			return p.decode(v, &s.StrictToolTurns)
+		case key == "usage":
+			mode, err := p.str(v)
+			if err == nil && mode != "estimate" && mode != "scripted" {
+				err = p.errorf(v, "usage %q is not one of estimate, scripted", mode)
+			}
+			s.UsageEstimate = mode == "estimate"
+			return err
 		case key == "errors":
 			return p.sequence(v, func(n *yaml.Node) error {
 				f, err := p.fault(n)
@@ -66,10 +75,19 @@ func Parse(file string, src []byte) (*Script, error) {
 				return err
 			})
 		}
-		return p.errorf(v, "unknown top-level key %q (want %s, errors, strictToolTurns)", key, strings.Join(Roles, ", "))
+		return p.errorf(v, "unknown top-level key %q (want %s, errors, strictToolTurns, usage)", key, strings.Join(Roles, ", "))
 	})
 	if err != nil {
 		return nil, err
+	}
+	if s.UsageEstimate {
+		for _, role := range Roles {
+			for _, e := range s.entries[role] {
+				if e.usageLine > 0 {
+					return nil, &ParseError{File: file, Line: e.usageLine, Msg: "an entry's usage cannot be scripted when the file's usage is estimate (the fake estimates every call's)"}
+				}
+			}
+		}
 	}
 	return s, nil
 }
@@ -164,6 +182,7 @@ func (p parser) entry(n *yaml.Node) (*scriptEntry, error) {
 				err = p.errorf(v, "stopReason %q is not one of %s", e.StopReason, strings.Join(StopReasons, ", "))
 			}
 		case "usage":
+			e.usageLine = v.Line
 			err = p.usage(v, &e.Usage)
 		default:
 			err = p.errorf(v, "unknown entry key %q", key)

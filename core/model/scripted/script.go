@@ -57,6 +57,10 @@ func HTTPStatus(errName string) (status int, ok bool) {
 type Script struct {
 	// StrictToolTurns makes the fake also refuse text beside toolResult blocks (D.2.6).
 	StrictToolTurns bool
+	// UsageEstimate (the file's `usage: estimate`) makes the fake report each call's usage
+	// from its own token estimate and prompt-cache accounting instead of the entries' usage
+	// (local/conversefake, "Prompt-cache accounting"); false, usage is exactly as scripted.
+	UsageEstimate bool
 
 	file    string
 	entries map[string][]*scriptEntry // by role, in file order
@@ -104,10 +108,11 @@ type Usage struct {
 
 type scriptEntry struct {
 	Entry
-	line     int
-	when     when
-	expect   expect
-	consumed bool
+	line      int
+	usageLine int // the line of the entry's own `usage`, 0 when it has none
+	when      when
+	expect    expect
+	consumed  bool
 }
 
 type when struct {

@@ -310,6 +310,9 @@ func TestParseErrorsCarryFileLine(t *testing.T) {
 		{"duplicate fault", "errors:\n  - {role: agent, call: 0, error: ThrottlingException}\n  - {role: agent, call: 0, error: ValidationException}\n", 3, "second errors entry"},
 		{"duplicate key", "agent: []\nagent: []\n", 2, "duplicate key"},
 		{"role not a list", "agent: {text: x}\n", 1, "expected a list"},
+		{"unknown usage mode", "usage: exact\nagent: []\n", 1, `usage "exact" is not one of estimate, scripted`},
+		{"usage mode not a string", "usage: {inputTokens: 1}\n", 1, "expected a string"},
+		{"entry usage under estimate", "agent:\n  - text: x\n  - text: y\n    usage: {inputTokens: 1}\nusage: estimate\n", 4, "the file's usage is estimate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -325,6 +328,19 @@ func TestParseErrorsCarryFileLine(t *testing.T) {
 				t.Errorf("Error() = %q, want a file:line prefix", err)
 			}
 		})
+	}
+}
+
+func TestUsageMode(t *testing.T) {
+	for src, want := range map[string]bool{
+		"agent: []\n":                  false,
+		"usage: scripted\nagent: []\n": false,
+		"usage: estimate\nagent: []\n": true,
+		"agent:\n  - text: x\n    usage: {inputTokens: 1}\nusage: scripted\n": false,
+	} {
+		if s := mustParse(t, src); s.UsageEstimate != want {
+			t.Errorf("%q: UsageEstimate = %v, want %v", src, s.UsageEstimate, want)
+		}
 	}
 }
 
