@@ -85,8 +85,9 @@ type redriveRecord struct {
 	// Kind is what the payload is: start, delivery, continuation, wake, sweep; unknown
 	// when redrive does not recognise the message.
 	Kind string `json:"kind"`
-	// Target is the ARN of the stage's function the payload is (or would be) re-submitted to;
-	// absent on a kept message (its reason names what the message names).
+	// Target is the ARN of the stage's function the payload is (or would be) re-submitted to,
+	// as Lambda names it; absent when there is none to name: a kept message (its reason says
+	// what the message names), a function the stage lacks, a run interrupted before it asked.
 	Target    string `json:"target,omitempty"`
 	SessionID string `json:"sessionId,omitempty"`
 	Action    string `json:"action"`
@@ -441,13 +442,13 @@ func (r *redriver) handle(ctx context.Context, key, name, url string, m sqstypes
 	own, err := r.resolve(ctx, p.fn)
 	switch {
 	case interrupted(ctx, err):
-		rec.Target, rec.Action, rec.Reason = r.functionName(p.fn), actInterrupted, "interrupted before it was re-submitted; left in the queue"
+		rec.Action, rec.Reason = actInterrupted, "not re-submitted; left in the queue"
 		return rec, true, nil
 	case err != nil:
 		return rec, true, codedHint(codeRedriveFunction, fmt.Errorf("read function %s: %w", r.functionName(p.fn), err),
 			"the credentials need "+redrivePermissions+"; check --region")
 	case own.missing:
-		rec.Target, rec.Action = r.functionName(p.fn), actFailed
+		rec.Action = actFailed
 		rec.Reason = fmt.Sprintf("the stage has no function %s in this region (ResourceNotFoundException); the message stays", r.functionName(p.fn))
 		return rec, true, nil
 	}
