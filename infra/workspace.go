@@ -6,12 +6,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/archmax-ai/archmax/core/hostconfig"
+	"github.com/archmax-ai/archmax/core/upload"
 )
 
 // Workspace is the workspace a stack is synthesized with (`-c workspace=DIR`, the Makefile's
@@ -25,30 +23,12 @@ type Workspace struct {
 	// hostconfig.Digest, passed to the functions as ARCHMAX_HOST_FILE_SHA256.
 	Host   *hostconfig.Config
 	Digest string
-	// Files are the uploaded files (UploadRoots, less what Excluded leaves out), relative to
-	// Dir, slash-separated, sorted; Stage is a directory holding exactly them, the
-	// deployment's asset (Close removes it).
+	// Files are the uploaded files (upload.Files: upload.Roots, less what upload.Excluded
+	// leaves out — the selection the local S3 fake is seeded with too), relative to Dir,
+	// slash-separated, sorted; Stage is a directory holding exactly them, the deployment's
+	// asset (Close removes it).
 	Files []string
 	Stage string
-}
-
-// UploadRoots are the workspace entries the functions read — the authored tree: the
-// workflows, the skills, the platform folder, AGENTS.md and the host file. Nothing else of
-// the workspace is uploaded (no .env, no session store, no model scripts, no README).
-var UploadRoots = []string{"workflows", "skills", ".platform", "AGENTS.md", hostconfig.File}
-
-// Excluded reports whether a path under the upload roots stays out of the upload: secrets
-// and local state wherever they are (.env and .env.* files, .archmax/ session stores,
-// node_modules/, .git/, .DS_Store) and each workflow's tests/ (case files and their model
-// scripts are `archmax test`'s, which no function reads).
-func Excluded(rel string) bool {
-	parts := strings.Split(rel, "/")
-	for _, p := range parts {
-		if p == ".env" || strings.HasPrefix(p, ".env.") || p == ".archmax" || p == "node_modules" || p == ".git" || p == ".DS_Store" {
-			return true
-		}
-	}
-	return len(parts) >= 3 && parts[0] == "workflows" && parts[2] == "tests"
 }
 
 // ReadWorkspace reads the workspace at dir: it must hold workflows/; its host file, when it
@@ -77,7 +57,7 @@ func ReadWorkspace(dir string) (*Workspace, error) {
 		}
 		w.Digest = hostconfig.Digest(src)
 	}
-	if w.Files, err = uploadFiles(dir); err != nil {
+	if w.Files, err = upload.Files(dir); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
 	if w.Stage, err = os.MkdirTemp("", "archmax-workspace-"); err != nil {
@@ -98,43 +78,6 @@ func (w *Workspace) Close() error {
 		return nil
 	}
 	return os.RemoveAll(w.Stage)
-}
-
-// uploadFiles lists the regular files under UploadRoots that Excluded keeps. Symbolic links
-// are not followed and not uploaded: the functions' authored tree has none (the local one
-// refuses them).
-func uploadFiles(dir string) ([]string, error) {
-	var out []string
-	for _, root := range UploadRoots {
-		err := filepath.WalkDir(filepath.Join(dir, root), func(p string, d fs.DirEntry, err error) error {
-			if errors.Is(err, fs.ErrNotExist) && p == filepath.Join(dir, root) {
-				return nil // a root the workspace does not have
-			}
-			if err != nil {
-				return err
-			}
-			rel, err := filepath.Rel(dir, p)
-			if err != nil {
-				return err
-			}
-			rel = filepath.ToSlash(rel)
-			if Excluded(rel) {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.Type().IsRegular() {
-				out = append(out, rel)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	slices.SortFunc(out, func(a, b string) int { return strings.Compare(path.Clean(a), path.Clean(b)) })
-	return out, nil
 }
 
 func copyFile(from, to string) error {

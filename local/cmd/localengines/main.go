@@ -20,7 +20,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -39,6 +38,7 @@ import (
 
 	"github.com/archmax-ai/archmax/core/model/scripted"
 	ddbstore "github.com/archmax-ai/archmax/core/store/dynamodb"
+	"github.com/archmax-ai/archmax/core/upload"
 	"github.com/archmax-ai/archmax/local/conversefake"
 	"github.com/archmax-ai/archmax/local/samenv"
 )
@@ -185,38 +185,28 @@ func serve(addr string, h http.Handler, stdout io.Writer) error {
 	return nil
 }
 
-// uploadDir copies the files under dir into bucket at prefix + their slash-separated path,
-// leaving out what a deployment never carries: dot-directories (.archmax, .git), .env files
-// and node_modules.
+// uploadDir copies the files of the workspace dir a deployment uploads (upload.Files: the
+// authored tree — no model scripts, workflow tests/, .env files or session store) into
+// bucket at prefix + their slash-separated path, so the functions under `sam local` read
+// what they read deployed.
 func uploadDir(b *s3mem.Backend, bucket, dir, prefix string) error {
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
 	}
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if p != dir && (strings.HasPrefix(name, ".") || name == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if name == ".env" || strings.HasPrefix(name, ".env.") || !d.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		_, err = b.PutObject(bucket, prefix+filepath.ToSlash(rel), map[string]string{}, bytes.NewReader(data), int64(len(data)), nil)
+	files, err := upload.Files(dir)
+	if err != nil {
 		return err
-	})
+	}
+	for _, rel := range files {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return err
+		}
+		if _, err := b.PutObject(bucket, prefix+rel, map[string]string{}, bytes.NewReader(data), int64(len(data)), nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ensureTable creates the session-log table (core/store/dynamodb.CreateTable) in the engine
