@@ -212,8 +212,10 @@ func compact(raw json.RawMessage) string {
 // model and still live that ends at a block boundary at most LookBackBlocks blocks before it
 // (a hit renews that entry's TTL); the longest such hit is read; the tokens from there to the
 // last cachePoint whose prefix reaches MinCacheTokens are written (one entry per such
-// cachePoint, each with its own TTL); everything else is fresh input.
-func (c promptCache) account(modelID string, p prompt, now time.Time) scripted.Usage {
+// cachePoint, each with its own TTL); everything else is fresh input. The writes are also
+// returned by TTL, "1h" before "5m" (none when nothing was written): the part up to each
+// written cachePoint from the one before goes at that cachePoint's TTL.
+func (c promptCache) account(modelID string, p prompt, now time.Time) (scripted.Usage, []CacheWrite) {
 	entries := c[modelID]
 	if entries == nil {
 		entries = map[prefixHash]cacheEntry{}
@@ -236,17 +238,39 @@ func (c promptCache) account(modelID string, p prompt, now time.Time) scripted.U
 		}
 	}
 	written, minimum := read, MinCacheTokens(modelID)
+	var long, short int64 // tokens written at 1h and at 5m
 	for _, m := range p.markers {
 		if m.pos <= read || p.tokens[m.pos] < minimum {
 			continue
 		}
 		entries[p.hash[m.pos]] = cacheEntry{expires: now.Add(m.ttl), ttl: m.ttl}
-		written = max(written, m.pos)
+		if m.pos > written {
+			if m.ttl == TTLLong {
+				long += p.tokens[m.pos] - p.tokens[written]
+			} else {
+				short += p.tokens[m.pos] - p.tokens[written]
+			}
+			written = m.pos
+		}
 	}
 	total := p.tokens[len(p.tokens)-1]
 	u := scripted.Usage{CacheReadInputTokens: p.tokens[read], CacheWriteInputTokens: p.tokens[written] - p.tokens[read]}
 	u.InputTokens = total - u.CacheReadInputTokens - u.CacheWriteInputTokens
-	return u
+	var writes []CacheWrite
+	if long > 0 {
+		writes = append(writes, CacheWrite{TTL: "1h", Tokens: long})
+	}
+	if short > 0 {
+		writes = append(writes, CacheWrite{TTL: "5m", Tokens: short})
+	}
+	return u, writes
+}
+
+// CacheWrite is the part of a call's cacheWriteInputTokens written with one TTL ("1h" or
+// "5m"), as Converse's usage.cacheDetails reports it.
+type CacheWrite struct {
+	TTL    string
+	Tokens int64
 }
 
 // outputEstimate is the estimated size of a scripted answer: its text's, and each tool

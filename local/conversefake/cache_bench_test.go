@@ -36,7 +36,7 @@ func BenchmarkCacheAccount400(b *testing.B) {
 	cache.account("m", flatten(&req), now)
 	b.ResetTimer()
 	for range b.N {
-		if u := cache.account("m", flatten(&req), now); u.CacheReadInputTokens == 0 {
+		if u, _ := cache.account("m", flatten(&req), now); u.CacheReadInputTokens == 0 {
 			b.Fatal("no hit")
 		}
 	}

@@ -10,6 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/model/bedrock"
 	"github.com/archmax-ai/archmax/core/model/scripted"
@@ -337,5 +342,79 @@ func TestCacheFaultedAttemptWritesNothing(t *testing.T) {
 	expectUsage(t, "answered after a throttle", r.call(t, req), 1, 0, 1100)
 	if recs := r.fake.Requests(); len(recs) != 2 || recs[0].Status != 429 || recs[0].Usage != (scripted.Usage{}) {
 		t.Errorf("recorded %+v", recs)
+	}
+}
+
+// Writes are split by TTL, 1h before 5m, as usage.cacheDetails: each written cachePoint's
+// part (from the one before) at its own TTL.
+func TestCacheWritesByTTL(t *testing.T) {
+	r := newCacheRig(t, "", false)
+	req := func(second string) model.Request {
+		return model.Request{System: []model.Block{txt(text("s", 1100)), {Kind: model.BlockCachePoint, CacheTTL: "1h"}, txt(second), cachePoint},
+			Messages: []model.Message{user(txt("hi"))}}
+	}
+	expectUsage(t, "both written", r.call(t, req(text("a", 200))), 1, 0, 1300)
+	recs := r.fake.Requests()
+	if got := recs[len(recs)-1].CacheWrites; !slices.Equal(got, []conversefake.CacheWrite{{TTL: "1h", Tokens: 1100}, {TTL: "5m", Tokens: 200}}) {
+		t.Errorf("cache writes %+v", got)
+	}
+	expectUsage(t, "the 1h part read", r.call(t, req(text("b", 200))), 1, 1100, 200)
+	recs = r.fake.Requests()
+	if got := recs[len(recs)-1].CacheWrites; !slices.Equal(got, []conversefake.CacheWrite{{TTL: "5m", Tokens: 200}}) {
+		t.Errorf("cache writes %+v", got)
+	}
+	expectUsage(t, "all read", r.call(t, req(text("b", 200))), 1, 1300, 0)
+	recs = r.fake.Requests()
+	if got := recs[len(recs)-1].CacheWrites; got != nil {
+		t.Errorf("cache writes %+v, want none", got)
+	}
+}
+
+// The SDK itself decodes the answered cacheDetails, from Converse and from ConverseStream's
+// metadata event (the adapter does not read them).
+func TestCacheDetailsDecodeInTheSDK(t *testing.T) {
+	s, err := scripted.Parse("sdk.model.yaml", []byte("usage: estimate\nagent:\n  - text: one\n  - text: two\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(conversefake.New(s))
+	t.Cleanup(hs.Close)
+	api := bedrockruntime.New(bedrockruntime.Options{Region: "us-east-1", BaseEndpoint: aws.String(hs.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	system := func(tag string) []types.SystemContentBlock {
+		return []types.SystemContentBlock{
+			&types.SystemContentBlockMemberText{Value: text(tag, 1100)},
+			&types.SystemContentBlockMemberCachePoint{Value: types.CachePointBlock{Type: types.CachePointTypeDefault, Ttl: types.CacheTTL("1h")}},
+		}
+	}
+	msgs := []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "hi"}}}}
+	want := []types.CacheDetail{{Ttl: types.CacheTTL("1h"), InputTokens: aws.Int32(1100)}}
+	same := func(got []types.CacheDetail) bool {
+		return len(got) == 1 && got[0].Ttl == want[0].Ttl && aws.ToInt32(got[0].InputTokens) == 1100
+	}
+	out, err := api.Converse(context.Background(), &bedrockruntime.ConverseInput{ModelId: aws.String(sonnet), System: system("a"), Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same(out.Usage.CacheDetails) || aws.ToInt32(out.Usage.CacheWriteInputTokens) != 1100 {
+		t.Errorf("Converse usage %+v", out.Usage)
+	}
+	st, err := api.ConverseStream(context.Background(), &bedrockruntime.ConverseStreamInput{ModelId: aws.String(sonnet), System: system("b"), Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := st.GetStream()
+	defer stream.Close()
+	var usage *types.TokenUsage
+	for ev := range stream.Events() {
+		if m, ok := ev.(*types.ConverseStreamOutputMemberMetadata); ok {
+			usage = m.Value.Usage
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if usage == nil || !same(usage.CacheDetails) {
+		t.Errorf("ConverseStream usage %+v", usage)
 	}
 }

@@ -45,6 +45,10 @@ type RecordedRequest struct {
 	// as scripted, or estimated with the prompt cache (WithUsageEstimate); zero for a call
 	// refused or broken off.
 	Usage scripted.Usage
+	// CacheWrites splits Usage.CacheWriteInputTokens by TTL, "1h" before "5m", as the
+	// answer's usage.cacheDetails does; nil unless usage is estimated and something was
+	// written.
+	CacheWrites []CacheWrite
 }
 
 // Server serves Converse for one Script. It is safe for concurrent use.
@@ -129,11 +133,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				rec.Usage = entry.Usage
 			}
 			s.record(rec)
-			s.stream(w, r, entry, midStream)
+			s.stream(w, r, entry, midStream, rec.CacheWrites)
 			return
 		}
 		var err error
-		if body, err = json.Marshal(s.response(entry)); err != nil {
+		if body, err = json.Marshal(s.response(entry, rec.CacheWrites)); err != nil {
 			status, errType, body = failure(http.StatusInternalServerError, "InternalServerException", err.Error())
 		}
 	}
@@ -214,7 +218,7 @@ func (s *Server) serve(r *http.Request, rec *RecordedRequest) (entry *scripted.E
 	if s.estimate || s.script.UsageEstimate {
 		p := flatten(&req)
 		s.mu.Lock()
-		entry.Usage = s.cache.account(modelID, p, s.now())
+		entry.Usage, rec.CacheWrites = s.cache.account(modelID, p, s.now())
 		s.mu.Unlock()
 		entry.Usage.OutputTokens = outputEstimate(entry)
 	}
@@ -263,8 +267,9 @@ func callOf(req *wireRequest) scripted.Call {
 }
 
 // response renders an entry as a Converse response body. Usage is the entry's: as scripted,
-// or as serve estimated it; totalTokens is input + output + cache read + cache write.
-func (s *Server) response(e *scripted.Entry) wireResponse {
+// or as serve estimated it, with writes' split by TTL as cacheDetails; totalTokens is input +
+// output + cache read + cache write.
+func (s *Server) response(e *scripted.Entry, writes []CacheWrite) wireResponse {
 	var content []wireOutBlock
 	if e.Text != "" {
 		content = append(content, wireOutBlock{Text: &e.Text})
@@ -282,6 +287,9 @@ func (s *Server) response(e *scripted.Entry) wireResponse {
 		TotalTokens:           u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheWriteInputTokens,
 		CacheReadInputTokens:  u.CacheReadInputTokens,
 		CacheWriteInputTokens: u.CacheWriteInputTokens,
+	}
+	for _, w := range writes {
+		resp.Usage.CacheDetails = append(resp.Usage.CacheDetails, wireCacheDetail{TTL: w.TTL, InputTokens: w.Tokens})
 	}
 	resp.Metrics.LatencyMs = s.latencyMs
 	return resp

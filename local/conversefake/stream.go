@@ -58,13 +58,13 @@ type streamFrame struct {
 // them. Each frame is flushed (after the Gate let it go, with one). With a fault, an
 // exception frame replaces the frame after the fault's AfterChunks content chunks (a delta
 // or the messageStop) and the stream ends there.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, e *scripted.Entry, fault *scripted.Fault) {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, e *scripted.Entry, fault *scripted.Fault, writes []CacheWrite) {
 	w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
 	w.WriteHeader(http.StatusOK)
 	flusher, _ := w.(http.Flusher)
 	enc := eventstream.NewEncoder()
 	chunks := 0
-	for _, f := range s.frames(e) {
+	for _, f := range s.frames(e, writes) {
 		if fault != nil && chunks == fault.AfterChunks && (f.Event == "contentBlockDelta" || f.Event == "messageStop") {
 			ex := streamFrame{Frame: Frame{Event: fault.Error, Exception: true}, payload: map[string]string{"message": fault.Message}}
 			if s.hold(r, ex.Frame) {
@@ -131,8 +131,8 @@ func lowerFirst(s string) string {
 	return strings.ToLower(s[:1]) + s[1:]
 }
 
-// frames is the whole streamed answer of e.
-func (s *Server) frames(e *scripted.Entry) []streamFrame {
+// frames is the whole streamed answer of e (writes: its cache writes by TTL, for the usage).
+func (s *Server) frames(e *scripted.Entry, writes []CacheWrite) []streamFrame {
 	fs := []streamFrame{{Frame: Frame{Event: "messageStart"}, payload: map[string]any{"role": "assistant"}}}
 	index := 0
 	if e.Text != "" {
@@ -153,7 +153,7 @@ func (s *Server) frames(e *scripted.Entry) []streamFrame {
 		fs = append(fs, streamFrame{Frame: Frame{Event: "contentBlockStop"}, payload: map[string]any{"contentBlockIndex": index}})
 		index++
 	}
-	resp := s.response(e)
+	resp := s.response(e, writes)
 	fs = append(fs,
 		streamFrame{Frame: Frame{Event: "messageStop"}, payload: map[string]any{"stopReason": e.StopReason}},
 		streamFrame{Frame: Frame{Event: "metadata"}, payload: map[string]any{"usage": resp.Usage, "metrics": resp.Metrics}})

@@ -126,4 +126,11 @@ type wireUsage struct {
 	TotalTokens           int64 `json:"totalTokens"`
 	CacheReadInputTokens  int64 `json:"cacheReadInputTokens"`
 	CacheWriteInputTokens int64 `json:"cacheWriteInputTokens"`
+	// CacheDetails: the writes by TTL, 1h before 5m; absent when nothing was written
+	CacheDetails []wireCacheDetail `json:"cacheDetails,omitempty"`
+}
+
+type wireCacheDetail struct {
+	TTL         string `json:"ttl"`
+	InputTokens int64  `json:"inputTokens"`
 }
