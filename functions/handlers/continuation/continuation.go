@@ -201,17 +201,24 @@ type Options struct {
 	CutBy time.Time
 }
 
-// ContinuationStartError: the turn stopped at its deadline with every step committed, but
-// its continuation could not be started. The session is interrupted; its next call
-// continues from State (spec 02 §13). HTTP 503.
+// ContinuationStartError: the turn was to be handed to a continuation with every step
+// committed — it stopped at the invocation's deadline, or at the request's (ByRequest: an
+// HTTP request's wait ended, at once when it named none, or its time ran out) — but the
+// continuation could not be started. The session is interrupted; its next call continues
+// from State (spec 02 §13). HTTP 503.
 type ContinuationStartError struct {
 	SessionID, TurnID, State string
+	ByRequest                bool
 	Cause                    error
 }
 
 func (e *ContinuationStartError) Error() string {
-	return fmt.Sprintf("Turn '%s' of session '%s' stopped at the invocation's deadline in state '%s' and could not be continued (%v); the session is interrupted and its next message continues from there.",
-		e.TurnID, e.SessionID, e.State, e.Cause)
+	when := "at the invocation's deadline"
+	if e.ByRequest {
+		when = "when the request's wait or time ran out (a request without Prefer: wait hands its turn on at once)"
+	}
+	return fmt.Sprintf("Turn '%s' of session '%s' was handed on in state '%s' %s, but its continuation could not be started (%v); the session is interrupted and its next message continues from there.",
+		e.TurnID, e.SessionID, e.State, when, e.Cause)
 }
 func (e *ContinuationStartError) Unwrap() error { return e.Cause }
 
@@ -242,6 +249,9 @@ func (r *Runner) Run(ctx context.Context, opts Options, call func(context.Contex
 		work, cancel = r.cutAt(ctx, cut.Add(-r.budget.Commit))
 		defer cancel()
 	}
+	// byRequest: the turn stops at the request's instant (opts), not the invocation's deadline
+	cutByRequest := hasCut && !opts.CutBy.IsZero() && cut.Equal(opts.CutBy)
+	byRequest := false
 	if r.Async() {
 		var yield time.Time
 		if hasDeadline {
@@ -254,7 +264,7 @@ func (r *Runner) Run(ctx context.Context, opts Options, call func(context.Contex
 			}
 		}
 		if !opts.YieldBy.IsZero() && (yield.IsZero() || opts.YieldBy.Before(yield)) {
-			yield = opts.YieldBy
+			yield, byRequest = opts.YieldBy, true
 		}
 		work = session.WithStepDeadline(work, yield)
 	}
@@ -264,6 +274,7 @@ func (r *Runner) Run(ctx context.Context, opts Options, call func(context.Contex
 	defer func() { metering.Turn(ctx, out, r.clock.Now().Sub(began)) }()
 	var ta *session.TurnAbortedError
 	if r.Async() && errors.As(err, &ta) && ta.Interrupted && ctx.Err() == nil {
+		byRequest = cutByRequest // cut while a step ran: at the instant cut names
 		out, err = &session.Outcome{SessionID: ta.SessionID, TurnID: ta.TurnID, Kind: session.KindRunning,
 			Status: session.StatusRunning, State: ta.State, Disposition: ta.Disposition, Turn: ta.Turn}, nil
 	}
@@ -275,7 +286,7 @@ func (r *Runner) Run(ctx context.Context, opts Options, call func(context.Contex
 	ref := Ref{SessionID: out.SessionID, TurnID: out.TurnID, TraceParent: handOff(out.SessionID)}
 	if err := r.starter.Start(sctx, ref); err != nil {
 		r.log.ErrorContext(ctx, "continuation not started; the session stays interrupted", "sessionId", ref.SessionID, "turnId", ref.TurnID, "error", err.Error())
-		return nil, &ContinuationStartError{SessionID: ref.SessionID, TurnID: ref.TurnID, State: out.State, Cause: err}
+		return nil, &ContinuationStartError{SessionID: ref.SessionID, TurnID: ref.TurnID, State: out.State, ByRequest: byRequest, Cause: err}
 	}
 	r.log.InfoContext(ctx, "turn handed to a continuation", "sessionId", ref.SessionID, "turnId", ref.TurnID, "state", out.State)
 	return out, nil

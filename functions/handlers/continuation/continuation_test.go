@@ -472,6 +472,27 @@ func TestStartFailure(t *testing.T) {
 	if sum := w.summary("f1"); !sum.Interrupted || sum.TurnID != se.TurnID {
 		t.Errorf("summary = %+v, want interrupted in %s", sum, se.TurnID)
 	}
+	// handed on at once for the request (no Prefer: wait): the message says so, not a deadline
+	if !se.ByRequest || !strings.Contains(se.Error(), "when the request's wait or time ran out") || strings.Contains(se.Error(), "deadline") {
+		t.Errorf("a turn the request handed on: ByRequest %v, %q", se.ByRequest, se.Error())
+	}
+}
+
+// A turn stopped at the invocation's deadline (no request instant: an event's invocation)
+// whose continuation cannot be started says it was the deadline.
+func TestStartFailureAtTheDeadline(t *testing.T) {
+	w := newWorld(t, &slowModel{steps: 3, delay: 20 * time.Millisecond})
+	clk := w.onClock()
+	engines := w.engines(nil)
+	run := NewRunner(engines, &recordingStarter{err: errors.New("throttled")}, Budget{ModelTimeout: 60 * time.Millisecond, Margin: 20 * time.Millisecond}, nil, WithClock(clk))
+	eng, _ := engines.Engine(context.Background(), "counter")
+	_, err := run.Run(invocation(clk, 120*time.Millisecond), Options{}, func(ctx context.Context) (*session.Outcome, error) {
+		return eng.Send(ctx, "f2", session.SendInput{Message: "count"})
+	})
+	var se *ContinuationStartError
+	if !errors.As(err, &se) || se.ByRequest || !strings.Contains(se.Error(), "at the invocation's deadline") || strings.Contains(se.Error(), "request") {
+		t.Fatalf("err = %v (ByRequest %v), want a ContinuationStartError at the invocation's deadline", err, se != nil && se.ByRequest)
+	}
 }
 
 // Without a Starter the Runner is synchronous: no step deadline, the call settles.
