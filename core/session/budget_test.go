@@ -174,8 +174,8 @@ func TestBudgetLifetimeUSDIncludesTheChild(t *testing.T) {
 	h := delegateHarness(t)
 	h.cfg.Pricing = tenPerM()
 	h.cfg.Budgets = &hostconfig.Budgets{Workflows: map[string]hostconfig.BudgetLimits{"wf": {Lifetime: hostconfig.BudgetLimit{USD: 0.004}}}}
-	h.script(calls("", delegateCall("check-item", map[string]any{"item": "AB-12", "qty": 2}))) // own $0.0022
-	h.child("s1~1", calls("", setVars(map[string]any{"verdict": "in stock"})), says("In stock."))  // $0.0033
+	h.script(calls("", delegateCall("check-item", map[string]any{"item": "AB-12", "qty": 2})))    // own $0.0022
+	h.child("s1~1", calls("", setVars(map[string]any{"verdict": "in stock"})), says("In stock.")) // $0.0033
 	out := h.send("s1", "check it", nil)
 	assertBudgetStop(t, h, out, BudgetLifetime, BudgetUSD, BudgetSession, 0.004, 0.0055)
 	if c := h.summary("s1~1"); c.Status != StatusCompleted || c.Usage == nil || *c.Usage.CostUSD != 0.0033 {
