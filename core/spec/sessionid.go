@@ -24,6 +24,16 @@ const AuthoringPrefix = "workflows"
 // on the authoring plane, served by no route and reachable by no caller.
 const HostFile = "archmax.host.yaml"
 
+// StoreInternalNames are the top-level names the stores keep for themselves in the session
+// files tree, beside the session folders: the outbox markers (_outbox/<sessionId>, every
+// session's) and the large-value area's name (_blobs, a session's own <sessionId>/_blobs/ on
+// S3). A session id's first segment may never be one (RD22-13), so no session's folder is,
+// or aliases, a store's own. (The other internal names cannot be session ids: "_specs" is a
+// session area, the S3 idempotency blobs' "~idempotency" starts with '~', and the fs
+// store's "%names", "%format" and "%tmp-…" are never a session folder's encoded name,
+// which escapes '%'.)
+var StoreInternalNames = []string{"_outbox", "_blobs"}
+
 // DefaultMountRoots are the first segments of the default mounts (spec 01 §6.5),
 // reserved for session ids in this bundle whether or not a mount table is supplied.
 var DefaultMountRoots = []string{"skills", ".platform", "AGENTS.md"}
@@ -48,7 +58,7 @@ var legacyChildPart = regexp.MustCompile(`^[^~:]+:[^~:]+:\d+$`)
 // SessionIDRejection is sessionIdRejection (spec 01 §6.3, 02 §9.2): "" when id can own
 // a session folder, else the reason. Rules, in order, after stripping leading '/':
 // empty; a '..' segment (split on '/' or '\'); a reserved first segment (a session
-// area, "workflows", a default mount root, or the first segment of one of mounts —
+// area, "workflows", a default mount root, a store-internal name, or the first segment of one of mounts —
 // compared ignoring case, ReservedName);
 // '~' outside a child's shape (<root>~<n>[~<n>…], n a positive decimal without leading
 // zeros or the legacy <state>:<workflow>:<ordinal>, the root passing every rule); then
@@ -110,7 +120,8 @@ func CheckSessionID(id string, mounts ...string) (string, error) {
 // compared ignoring case (ReservedName), so "_SPECS" or "Checkpoints" never owns a session
 // folder a case-insensitive store would alias with the area.
 func isReservedRoot(segment string, mounts []string) bool {
-	if ReservedName(segment, AuthoringPrefix) || ReservedName(segment, SessionAreaNames...) || ReservedName(segment, DefaultMountRoots...) {
+	if ReservedName(segment, AuthoringPrefix) || ReservedName(segment, SessionAreaNames...) || ReservedName(segment, DefaultMountRoots...) ||
+		ReservedName(segment, StoreInternalNames...) {
 		return true
 	}
 	for _, m := range mounts {

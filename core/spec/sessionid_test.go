@@ -66,6 +66,16 @@ func TestSessionIDRejection(t *testing.T) {
 		{"chec\u212apoints", reserved("chec\u212apoints")}, // KELVIN SIGN folds to k
 		{"_\u017fpecs", reserved("_\u017fpecs")},           // LATIN SMALL LETTER LONG S folds to s
 		{"Checkpoints-1", ""},
+		// the stores' own top-level names (RD22-13): a session "_outbox" would own every
+		// session's outbox markers
+		{"_outbox", reserved("_outbox")},
+		{"_OUTBOX", reserved("_OUTBOX")},
+		{"_Outbox~1", reserved("_Outbox")},
+		{"/_outbox", reserved("_outbox")},
+		{"_blobs", reserved("_blobs")},
+		{"_Blobs", reserved("_Blobs")},
+		{"~idempotency", tilde},
+		{"_outbox-1", ""},
 		// rule 4
 		{"a~b", tilde},
 		{"~1", tilde},
