@@ -69,17 +69,29 @@ type ToolSpec struct {
 	InputSchema json.RawMessage
 }
 
+// ToolsCachePointIndex is where r's tools cachePoint goes among the tool specs: after the
+// first ToolsCachePointAt when that is between 1 and len(Tools), else after all of them.
+func (r *Request) ToolsCachePointIndex() int {
+	if r.ToolsCachePointAt > 0 && r.ToolsCachePointAt < len(r.Tools) {
+		return r.ToolsCachePointAt
+	}
+	return len(r.Tools)
+}
+
 // Request is one model call.
 type Request struct {
 	ModelID  string
 	System   []Block // text and cachePoint blocks
 	Messages []Message
 	Tools    []ToolSpec
-	// ToolsCachePoint places a cachePoint after the tool specs (counts toward the limit of 4).
-	ToolsCachePoint bool
-	CacheTTL        string // TTL for the tools cache point: "" or "1h"
-	MaxTokens       int    // 0 = provider default
-	Temperature     *float64
+	// ToolsCachePoint places a cachePoint after the tool specs (counts toward the limit of 4):
+	// after all of them, or after the first ToolsCachePointAt when that is between 1 and
+	// len(Tools) — the tools every state offers, so a state change still reads them.
+	ToolsCachePoint   bool
+	ToolsCachePointAt int
+	CacheTTL          string // TTL for the tools cache point: "" or "1h"
+	MaxTokens         int    // 0 = provider default
+	Temperature       *float64
 	// Metadata is sent as Converse requestMetadata (values are sanitised by the client).
 	Metadata map[string]string
 }

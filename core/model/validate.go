@@ -299,7 +299,11 @@ func (v *validator) tools(r *Request) error {
 		return invalid("toolConfig.tools", "A tools cachePoint needs at least one toolSpec before it.")
 	}
 	names := map[string]int{}
+	at := r.ToolsCachePointIndex()
 	for k, t := range r.Tools {
+		if r.ToolsCachePoint && k >= at {
+			k++ // the cachePoint is a member of the tools list, before this spec
+		}
 		path := fmt.Sprintf("toolConfig.tools.%d.toolSpec", k)
 		if err := checkName(path+".name", t.Name); err != nil {
 			return err
@@ -313,7 +317,7 @@ func (v *validator) tools(r *Request) error {
 		}
 	}
 	if r.ToolsCachePoint {
-		return v.cachePoint(fmt.Sprintf("toolConfig.tools.%d", len(r.Tools)), r.CacheTTL)
+		return v.cachePoint(fmt.Sprintf("toolConfig.tools.%d", at), r.CacheTTL)
 	}
 	return nil
 }

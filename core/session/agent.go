@@ -110,20 +110,21 @@ func (r *run) agentStep(st *spec.State) (stepResult, error) {
 	return r.runToolCalls(st, calls)
 }
 
-// agentRequest is the model request of an agent call in st: the cacheable system prompt and
-// the per-call block, the transcript, the state's tool surface (with a cache point when
-// caching is on) and the call's metadata.
+// agentRequest is the model request of an agent call in st: the cacheable system prompt, the
+// per-call content, the transcript, the state's tool surface and the call's metadata — with
+// caching on, laid out and marked for the prompt cache (promptcache.go).
 func (r *run) agentRequest(st *spec.State) *model.Request {
 	req := &model.Request{
 		ModelID:   r.modelID(st),
-		System:    r.systemBlocks(st),
 		Messages:  r.conv.Messages(),
 		Tools:     r.surfaceOf(st.Slug).specs,
 		MaxTokens: r.e.cfg.MaxTokens,
 		Metadata:  r.metadata(st.Slug, "agent"),
 	}
-	if on, ttl := r.cacheEnabled(); on && len(req.Tools) > 0 {
-		req.ToolsCachePoint, req.CacheTTL = true, ttl
+	if on, ttl := r.cacheEnabled(); on {
+		r.cachedRequest(st, req, ttl) // promptcache.go
+	} else {
+		req.System = r.systemBlocks(st)
 	}
 	return req
 }

@@ -607,7 +607,7 @@ func TestTruncatedToolCallIsNeverRun(t *testing.T) {
 	if len(ns) != 1 || ns[0].Note != transcript.NoteCutOff || ns[0].Text != noteCutOff("archmax_get_variables") {
 		t.Errorf("notes = %+v", ns)
 	}
-	if got := h2.model.requests[1].Messages; got[len(got)-1].Content[len(got[len(got)-1].Content)-1].Text != noteCutOff("archmax_get_variables") {
+	if got := h2.model.requests[1].Messages; lastText(got[len(got)-1]) != noteCutOff("archmax_get_variables") {
 		t.Errorf("the second request does not end with the note: %+v", got[len(got)-1])
 	}
 }

@@ -219,35 +219,8 @@ func clockLine(now time.Time) string {
 	return s
 }
 
-// cacheEnabled resolves prompt caching (spec 02 §14.4): settings.prompt_cache, then
-// ARCHMAX_PROMPT_CACHE / _TTL, default enabled with ttl 5m.
-func (r *run) cacheEnabled() (bool, string) {
-	enabled, ttl := true, ""
-	if v := os.Getenv("ARCHMAX_PROMPT_CACHE"); v == "0" || strings.EqualFold(v, "false") {
-		enabled = false
-	}
-	if v := os.Getenv("ARCHMAX_PROMPT_CACHE_TTL"); v == "1h" {
-		ttl = "1h"
-	}
-	if pc := r.sp.Settings.PromptCache; pc != nil {
-		if pc.Enabled != nil {
-			enabled = *pc.Enabled
-		}
-		if pc.TTL == "1h" {
-			ttl = "1h"
-		} else if pc.TTL == "5m" {
-			ttl = ""
-		}
-	}
-	return enabled, ttl
-}
-
-// systemBlocks assembles the system prompt: the static prefix, a cache point, then the
-// per-call content (never cached).
+// systemBlocks assembles the system prompt of a request without prompt caching: the static
+// prefix, then the per-call content (promptcache.go lays a cached request out).
 func (r *run) systemBlocks(st *spec.State) []model.Block {
-	blocks := []model.Block{{Kind: model.BlockText, Text: r.staticPrompt()}}
-	if on, ttl := r.cacheEnabled(); on {
-		blocks = append(blocks, model.Block{Kind: model.BlockCachePoint, CacheTTL: ttl})
-	}
-	return append(blocks, model.Block{Kind: model.BlockText, Text: r.callPrompt(st)})
+	return []model.Block{{Kind: model.BlockText, Text: r.staticPrompt()}, {Kind: model.BlockText, Text: r.callPrompt(st)}}
 }

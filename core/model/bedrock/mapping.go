@@ -37,7 +37,11 @@ func toInput(r *model.Request) (*bedrockruntime.ConverseInput, error) {
 	}
 	if len(r.Tools) > 0 {
 		tc := &types.ToolConfiguration{}
-		for _, t := range r.Tools {
+		at := r.ToolsCachePointIndex()
+		for k, t := range r.Tools {
+			if r.ToolsCachePoint && k == at {
+				tc.Tools = append(tc.Tools, &types.ToolMemberCachePoint{Value: cachePoint(r.CacheTTL)})
+			}
 			schema, err := jsonDocument(t.InputSchema)
 			if err != nil {
 				return nil, fmt.Errorf("bedrock: tool %s input schema: %w", t.Name, err)
@@ -48,7 +52,7 @@ func toInput(r *model.Request) (*bedrockruntime.ConverseInput, error) {
 			}
 			tc.Tools = append(tc.Tools, &types.ToolMemberToolSpec{Value: spec})
 		}
-		if r.ToolsCachePoint {
+		if r.ToolsCachePoint && at == len(r.Tools) {
 			tc.Tools = append(tc.Tools, &types.ToolMemberCachePoint{Value: cachePoint(r.CacheTTL)})
 		}
 		in.ToolConfig = tc

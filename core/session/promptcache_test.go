@@ -1,0 +1,131 @@
+package session
+
+import (
+	"testing"
+
+	"github.com/archmax-ai/archmax/core/model"
+	"github.com/archmax-ai/archmax/core/spec"
+)
+
+// lastText is the text of m's last text block (cachePoints and per-call content aside: the
+// per-call block is the one after the conversation's cachePoint).
+func lastText(m model.Message) string {
+	for i := len(m.Content) - 1; i >= 0; i-- {
+		b := m.Content[i]
+		if b.Kind == model.BlockCachePoint {
+			if i > 0 && m.Content[i-1].Kind == model.BlockText {
+				return m.Content[i-1].Text
+			}
+			return ""
+		}
+	}
+	for i := len(m.Content) - 1; i >= 0; i-- {
+		if m.Content[i].Kind == model.BlockText {
+			return m.Content[i].Text
+		}
+	}
+	return ""
+}
+
+func TestPromptCacheSettingOrder(t *testing.T) {
+	on, off := true, false
+	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+	for _, c := range []struct {
+		name           string
+		host, workflow *spec.PromptCache
+		env            map[string]string
+		on             bool
+		ttl            string
+	}{
+		{"default", nil, nil, nil, true, ""},
+		{"env off", nil, nil, map[string]string{"ARCHMAX_PROMPT_CACHE": "false"}, false, ""},
+		{"env 1h", nil, nil, map[string]string{"ARCHMAX_PROMPT_CACHE_TTL": "1h"}, true, "1h"},
+		{"workflow over env", nil, &spec.PromptCache{Enabled: &on, TTL: "5m"}, map[string]string{"ARCHMAX_PROMPT_CACHE": "0", "ARCHMAX_PROMPT_CACHE_TTL": "1h"}, true, ""},
+		{"host over workflow", &spec.PromptCache{Enabled: &off}, &spec.PromptCache{Enabled: &on, TTL: "1h"}, nil, false, "1h"},
+		{"host ttl, workflow switch", &spec.PromptCache{TTL: "5m"}, &spec.PromptCache{Enabled: &off, TTL: "1h"}, nil, false, ""},
+		{"host on over env off", &spec.PromptCache{Enabled: &on}, nil, map[string]string{"ARCHMAX_PROMPT_CACHE": "0"}, true, ""},
+	} {
+		gotOn, gotTTL := promptCacheSetting(c.host, c.workflow, env(c.env))
+		if gotOn != c.on || gotTTL != c.ttl {
+			t.Errorf("%s: (%t, %q), want (%t, %q)", c.name, gotOn, gotTTL, c.on, c.ttl)
+		}
+	}
+}
+
+func textBlock(s string) model.Block { return model.Block{Kind: model.BlockText, Text: s} }
+
+func countCachePoints(r *model.Request) int {
+	n := 0
+	if r.ToolsCachePoint {
+		n++
+	}
+	for _, b := range r.System {
+		if b.Kind == model.BlockCachePoint {
+			n++
+		}
+	}
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			if b.Kind == model.BlockCachePoint {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func TestMarkConversation(t *testing.T) {
+	use := func(id string) model.Block {
+		return model.Block{Kind: model.BlockToolUse, ToolUse: &model.ToolUse{ID: id, Name: "read_file", Input: []byte(`{}`)}}
+	}
+	result := func(id string) model.Block {
+		return model.Block{Kind: model.BlockToolResult, ToolResult: &model.ToolResult{ToolUseID: id, Content: "ok", Status: "success"}}
+	}
+	msgs := []model.Message{
+		{Role: model.RoleUser, Content: []model.Block{textBlock("hi")}},
+		{Role: model.RoleAssistant, Content: []model.Block{use("a")}},
+		{Role: model.RoleUser, Content: []model.Block{result("a")}},
+	}
+	out := markConversation(msgs, "", "per call", 2)
+	last := out[2].Content
+	if len(last) != 3 || last[1].Kind != model.BlockCachePoint || last[2].Text != "per call" {
+		t.Fatalf("last message %+v", last)
+	}
+	if len(msgs[2].Content) != 1 {
+		t.Fatal("the rendered conversation was written")
+	}
+	if n := countCachePoints(&model.Request{Messages: out}); n != 1 {
+		t.Errorf("%d markers for a 2-block step, want 1", n)
+	}
+	// a step of 12 parallel calls adds 24 blocks: the previous marker is kept
+	var uses, results []model.Block
+	for i := range 12 {
+		id := string(rune('b' + i))
+		uses, results = append(uses, use(id)), append(results, result(id))
+	}
+	long := append(append([]model.Message(nil), msgs...), model.Message{Role: model.RoleAssistant, Content: uses}, model.Message{Role: model.RoleUser, Content: results})
+	out = markConversation(long, "1h", "", 2)
+	if k := out[2].Content; len(k) != 2 || k[1].Kind != model.BlockCachePoint || k[1].CacheTTL != "1h" {
+		t.Errorf("previous marker %+v", k)
+	}
+	if k := out[4].Content; k[len(k)-1].Kind != model.BlockCachePoint {
+		t.Errorf("no marker at the end: %+v", k)
+	}
+	if n := countCachePoints(&model.Request{Messages: out}); n != 2 {
+		t.Errorf("%d markers", n)
+	}
+	// with one spare, only the moving marker
+	if n := countCachePoints(&model.Request{Messages: markConversation(long, "", "", 1)}); n != 1 {
+		t.Errorf("%d markers with one spare", n)
+	}
+	// a conversation ending with the assistant's message gets the per-call content in a
+	// user message of its own
+	out = markConversation(msgs[:2], "", "per call", 2)
+	if len(out) != 3 || out[2].Role != model.RoleUser || out[2].Content[0].Text != "per call" {
+		t.Errorf("out %+v", out)
+	}
+	if err := model.ValidateRequest(&model.Request{ModelID: "m", Messages: markConversation(long, "", "per call", 2),
+		Tools: []model.ToolSpec{{Name: "read_file", InputSchema: []byte(`{"type":"object"}`)}}}); err != nil {
+		t.Error(err)
+	}
+}
