@@ -80,6 +80,14 @@ func (b *Budgets) For(workflow string) BudgetLimits {
 // USD reports whether any of the limits is in USD.
 func (l BudgetLimits) USD() bool { return l.Turn.USD > 0 || l.Lifetime.USD > 0 || l.Daily.USD > 0 }
 
+// MaxBudgetTokens is the largest token limit (2^53 − 1): the file's numbers are read as
+// float64, exact up to it. MinBudgetUSD is the smallest USD limit: costs are summed in
+// micro-USD (BU22-4), so a limit below one micro-dollar could not be told from zero.
+const (
+	MaxBudgetTokens = 1<<53 - 1
+	MinBudgetUSD    = 1e-6
+)
+
 // Keys of the section.
 var (
 	budgetsKeys         = []string{"session", "workflows"}
@@ -149,14 +157,22 @@ func (p *parser) budgetLimit(n *node, field string) BudgetLimit {
 		ok := v.Kind == yamltree.Number && v.Num > 0 && !math.IsInf(v.Num, 0) && !math.IsNaN(v.Num)
 		switch e.Key {
 		case "tokens":
-			if !ok || v.Num != math.Trunc(v.Num) || v.Num > math.MaxInt64/2 {
+			if !ok || v.Num != math.Trunc(v.Num) {
 				p.at(CodeType, f, v, "'%s' must be a positive whole number of tokens", f)
+				return
+			}
+			if v.Num > MaxBudgetTokens { // read as a float64: past 2^53 a count is not exact (BU22-16)
+				p.at(CodeType, f, v, "'%s' is %s tokens, more than the largest count a budget holds exactly (%d): give a smaller number, or leave the limit out to set none", f, v.Str, int64(MaxBudgetTokens))
 				return
 			}
 			l.Tokens = int64(v.Num)
 		case "usd":
 			if !ok {
 				p.at(CodeType, f, v, "'%s' must be a positive amount in USD", f)
+				return
+			}
+			if v.Num < MinBudgetUSD { // costs are counted in micro-USD: a smaller limit is reached at once
+				p.at(CodeBudget, f, v, "'%s' is $%s, less than the smallest amount a budget counts ($0.000001, one micro-dollar)", f, v.Str)
 				return
 			}
 			l.USD = v.Num

@@ -59,10 +59,33 @@ func TestBudgetsRefusals(t *testing.T) {
 		{"budgets: { workflows: { Access_Desk: { daily: { usd: 1 } } } }", CodeBudget, "budgets.workflows.Access_Desk"},
 		{"budgets: { workflows: [] }", CodeType, "budgets.workflows"},
 		{"budgets: { workflows: { a: { weekly: { usd: 1 } } } }", CodeUnknownKey, "budgets.workflows.a.weekly"},
+		// past float64's exact integers, and below the counters' micro-USD (BU22-16)
+		{"budgets: { session: { turn: { tokens: 9007199254740993 } } }", CodeType, "budgets.session.turn.tokens"},
+		{"budgets: { session: { turn: { tokens: 1e300 } } }", CodeType, "budgets.session.turn.tokens"},
+		{"budgets: { session: { lifetime: { usd: 1e-12 } } }", CodeBudget, "budgets.session.lifetime.usd"},
+		{"budgets: { workflows: { a: { daily: { usd: 0.0000009 } } } }", CodeBudget, "budgets.workflows.a.daily.usd"},
 	} {
 		diags := parseErrs(c.src)
 		if !slices.ContainsFunc(diags, func(d spec.Diagnostic) bool { return d.Code == c.code && d.Field == c.field }) {
 			t.Errorf("%s: want %s at %s, got %+v", c.src, c.code, c.field, diags)
+		}
+	}
+}
+
+// The largest exact count and one micro-dollar are accepted.
+func TestBudgetsBounds(t *testing.T) {
+	c, diags := Parse([]byte("budgets: { session: { turn: { tokens: 9007199254740991, usd: 0.000001 } } }"))
+	if len(diags) > 0 {
+		t.Fatalf("%+v", diags)
+	}
+	if l := c.Budgets.Session.Turn; l.Tokens != MaxBudgetTokens || l.USD != MinBudgetUSD {
+		t.Errorf("%+v", l)
+	}
+	for _, src := range []string{"budgets: { session: { turn: { tokens: 9007199254740993 } } }", "budgets: { session: { turn: { usd: 1e-12 } } }"} {
+		for _, d := range parseErrs(src) {
+			if !strings.Contains(d.Message, "9007199254740993") && !strings.Contains(d.Message, "1e-12") {
+				t.Errorf("%s: the message does not quote the value: %s", src, d.Message)
+			}
 		}
 	}
 }

@@ -71,6 +71,11 @@ type BudgetExceededError struct {
 	Limit, Used         float64
 	Day                 string
 	Field               string
+	// Via is the sub-workflow child session that reached its ancestor SessionID's limit
+	// and stops on it ("" when the session is the one that stops).
+	Via string
+	// Refused: the call was refused before anything ran (the budget was spent already).
+	Refused bool
 }
 
 func (e *BudgetExceededError) Error() string { return budgetExceededMessage(e) }
@@ -99,16 +104,17 @@ func (e *BudgetPricingError) Name() string { return "BudgetPricingError" }
 
 func (e *BudgetPricingError) Unwrap() error { return e.Problem }
 
-// ModelIDs are the model ids a workflow's calls are configured with: each agent state's
-// (its own, else the workflow's settings.model, else modelID) and each grader's (its own,
-// else graderModelID, else the agent's resolution) — the ids a USD budget needs priced.
-// In declaration order, each once.
+// ModelIDs are the model ids a workflow's calls are configured with: each agent and human
+// state's (its own, else the workflow's settings.model, else modelID — a human state calls
+// the model for its handoff and its replies on the park) and each grader's (its own, else
+// graderModelID, else the agent's resolution) — the ids a USD budget needs priced. In
+// declaration order, each once.
 func ModelIDs(sp *spec.MachineSpec, modelID, graderModelID string) []string {
 	var out []string
 	for _, st := range sp.States {
 		var id string
 		switch {
-		case st.Type != "agent" && st.Type != "grader":
+		case st.Type != "agent" && st.Type != "grader" && st.Type != "human":
 			continue
 		case st.Model != "":
 			id = st.Model
@@ -122,6 +128,58 @@ func ModelIDs(sp *spec.MachineSpec, modelID, graderModelID string) []string {
 		if !slices.Contains(out, id) {
 			out = append(out, id)
 		}
+	}
+	return out
+}
+
+// DelegatedWorkflows are the workflow slugs sp grants a delegation tool of
+// (archmax_workflow_<slug>, workflow-wide or in a state), in declaration order, each once.
+func DelegatedWorkflows(sp *spec.MachineSpec) []string {
+	var out []string
+	add := func(es []spec.ToolEntry) {
+		for _, e := range es {
+			if slug, ok := spec.WorkflowSlugFromToolName(e.Tool); ok && slug != "" && !slices.Contains(out, slug) {
+				out = append(out, slug)
+			}
+		}
+	}
+	add(sp.Tools.Allow)
+	for _, st := range sp.States {
+		add(st.Tools.Allow)
+	}
+	return out
+}
+
+// BudgetModelIDs are the ids workflow's USD budgets need priced (BU22-15): its own
+// ModelIDs and, when its turn or lifetime budget is in USD (which count its sub-workflows'
+// calls), those of every workflow it may delegate to, transitively (load returns a
+// workflow's spec, nil when it does not load: its own check reports it). A daily budget
+// counts the workflow's own calls only.
+func BudgetModelIDs(b *hostconfig.Budgets, workflow string, sp *spec.MachineSpec, load func(slug string) *spec.MachineSpec, modelID, graderModelID string) []string {
+	out := ModelIDs(sp, modelID, graderModelID)
+	lim := b.For(workflow)
+	if lim.Turn.USD == 0 && lim.Lifetime.USD == 0 {
+		return out
+	}
+	seen := map[string]bool{workflow: true}
+	queue := DelegatedWorkflows(sp)
+	for len(queue) > 0 {
+		slug := queue[0]
+		queue = queue[1:]
+		if seen[slug] {
+			continue
+		}
+		seen[slug] = true
+		csp := load(slug)
+		if csp == nil {
+			continue
+		}
+		for _, id := range ModelIDs(csp, modelID, graderModelID) {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+		queue = append(queue, DelegatedWorkflows(csp)...)
 	}
 	return out
 }
@@ -156,11 +214,23 @@ func checkBudgets(cfg Config) error {
 
 // checkBudgetPricing refuses a call on a workflow whose USD budget its pricing cannot count
 // (*BudgetPricingError), before anything is read or written.
-func (e *Engine) checkBudgetPricing(sp *spec.MachineSpec) error {
+func (e *Engine) checkBudgetPricing(ctx context.Context, sp *spec.MachineSpec) error {
 	if !e.limits().USD() {
 		return nil
 	}
-	if p := hostconfig.UnpricedBudgetProblem(e.cfg.Budgets, e.cfg.Workflow, ModelIDs(sp, e.cfg.ModelID, e.cfg.GraderModelID), e.cfg.Pricing); p != nil {
+	load := func(slug string) *spec.MachineSpec {
+		sib, err := e.sibling(ctx, slug)
+		if err != nil {
+			return nil
+		}
+		csp, err := sib.loadSpec(ctx)
+		if err != nil {
+			return nil
+		}
+		return csp
+	}
+	ids := BudgetModelIDs(e.cfg.Budgets, e.cfg.Workflow, sp, load, e.cfg.ModelID, e.cfg.GraderModelID)
+	if p := hostconfig.UnpricedBudgetProblem(e.cfg.Budgets, e.cfg.Workflow, ids, e.cfg.Pricing); p != nil {
 		return &BudgetPricingError{Workflow: e.cfg.Workflow, Problem: p}
 	}
 	return nil
@@ -173,6 +243,7 @@ type budgetState struct {
 	day                    string
 	daily                  store.UsageTotals
 	dailyRead              bool // daily holds day's totals
+	warned                 bool // the counter's failure was reported in this call
 }
 
 // spend notes one model call's usage for the daily counter (recordUsage): the session's own
@@ -203,7 +274,7 @@ func (r *run) countCommitted(ctx context.Context) {
 	day := store.UsageDay(r.e.cfg.Clock())
 	tot, err := c.AddUsage(ctx, r.e.cfg.Workflow, day, r.budget.ownTokens, r.budget.ownMicroUSD)
 	if err != nil {
-		r.warn("budget", budgetCountFailed(err))
+		r.countFailed(err)
 		return
 	}
 	r.budget.ownTokens, r.budget.ownMicroUSD = 0, 0
@@ -231,12 +302,12 @@ func (r *run) dailyTotals() (store.UsageTotals, string, error) {
 
 // overBudget is the first limit the session has reached, nil when none: lifetime, then
 // the turn's (from its base, the usage when the turn took its first step), then the
-// workflow's day. withTurn false leaves the turn out (a turn not opened yet).
+// workflow's day (its counter's total plus what this call spent and has not added yet),
+// then — a sub-workflow child's — each ancestor's lifetime and turn with the child's usage
+// not yet rolled into it (BU22-10). withTurn false leaves the turn and the ancestors out
+// (a refusal before a call opens its turn).
 func (r *run) overBudget(withTurn bool) (*BudgetExceededError, error) {
 	lim := r.e.limits()
-	if lim.Turn.Zero() && lim.Lifetime.Zero() && lim.Daily.Zero() {
-		return nil, nil
-	}
 	life := usageOf(r.rec.Usage)
 	if e := r.exceeded(BudgetLifetime, BudgetSession, lim.Lifetime, life.tokens, life.usd); e != nil {
 		return e, nil
@@ -262,12 +333,83 @@ func (r *run) overBudget(withTurn bool) (*BudgetExceededError, error) {
 		if err != nil {
 			return nil, err
 		}
-		if e := r.exceeded(BudgetDaily, BudgetWorkflow, lim.Daily, tot.Tokens, tot.USD()); e != nil {
+		used := tot.Tokens + r.budget.ownTokens
+		usd := float64(tot.MicroUSD+r.budget.ownMicroUSD) / 1e6
+		if e := r.exceeded(BudgetDaily, BudgetWorkflow, lim.Daily, used, usd); e != nil {
 			e.Day = day
 			return e, nil
 		}
 	}
+	if withTurn {
+		for _, f := range budgetFramesOf(r.ctx) {
+			if e := r.ancestorExceeded(f, life); e != nil {
+				return e, nil
+			}
+		}
+	}
 	return nil, nil
+}
+
+// budgetFrame is an ancestor's budgets as a sub-workflow child checks them at its step
+// boundaries (BU22-10): the ancestor's usage less what the child has already added to it
+// (base: the ancestor's usage is base + the child's usage), and its turn's base when its
+// turn has a budget. Taken when the child is driven, under the ancestor's run.
+type budgetFrame struct {
+	id, workflow string
+	budgets      *hostconfig.Budgets
+	base         spent
+	turnBase     spent
+	turn         bool // turnBase is set
+}
+
+type budgetFramesKey struct{}
+
+// budgetFramesOf are the frames of every session above the child ctx drives, root first.
+func budgetFramesOf(ctx context.Context) []budgetFrame {
+	f, _ := ctx.Value(budgetFramesKey{}).([]budgetFrame)
+	return f
+}
+
+// childFrames are the frames a child of this session checks, its dispatch m: this
+// session's (its usage less the child's part already rolled in) after its own ancestors'
+// (their bases moved on by the same amount).
+func (r *run) childFrames(m *dispatchMark) []budgetFrame {
+	own, rolled := usageOf(r.rec.Usage), usageOf(m.Rolled)
+	delta := spent{tokens: own.tokens - rolled.tokens, usd: own.usd - rolled.usd}
+	var out []budgetFrame
+	for _, f := range budgetFramesOf(r.ctx) {
+		f.base.tokens += delta.tokens
+		f.base.usd += delta.usd
+		out = append(out, f)
+	}
+	f := budgetFrame{id: r.id, workflow: r.e.cfg.Workflow, budgets: r.e.cfg.Budgets, base: delta}
+	if ct := r.rec.CurrentTurn; ct != nil && ct.BudgetBase != nil {
+		f.turnBase, f.turn = usageOf(ct.BudgetBase), true
+	}
+	return append(out, f)
+}
+
+// withBudgetFrames is ctx carrying frames to the child it drives.
+func withBudgetFrames(ctx context.Context, frames []budgetFrame) context.Context {
+	if len(frames) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, budgetFramesKey{}, frames)
+}
+
+// ancestorExceeded is the error of an ancestor's lifetime or turn limit that its usage with
+// this child's (life) reaches, nil when none.
+func (r *run) ancestorExceeded(f budgetFrame, life spent) *BudgetExceededError {
+	lim := f.budgets.For(f.workflow)
+	used := spent{tokens: f.base.tokens + life.tokens, usd: f.base.usd + life.usd}
+	e := exceededOf(f.id, f.workflow, f.budgets, BudgetLifetime, BudgetSession, lim.Lifetime, used.tokens, used.usd)
+	if e == nil && f.turn {
+		e = exceededOf(f.id, f.workflow, f.budgets, BudgetTurn, BudgetSession, lim.Turn, used.tokens-f.turnBase.tokens, used.usd-f.turnBase.usd)
+	}
+	if e != nil {
+		e.Via = r.id
+	}
+	return e
 }
 
 type spent struct {
@@ -286,9 +428,15 @@ func usageOf(u *Usage) spent {
 	return s
 }
 
-// exceeded is the error of a limit reached (used at or over it) in either unit, tokens first.
+// exceeded is the error of a limit of this session reached (used at or over it) in either
+// unit, tokens first.
 func (r *run) exceeded(kind BudgetKind, scope BudgetScope, l hostconfig.BudgetLimit, tokens int64, usd float64) *BudgetExceededError {
-	e := &BudgetExceededError{SessionID: r.id, Workflow: r.e.cfg.Workflow, Kind: kind, Scope: scope}
+	return exceededOf(r.id, r.e.cfg.Workflow, r.e.cfg.Budgets, kind, scope, l, tokens, usd)
+}
+
+// exceededOf is the error of session id's (of workflow) limit l reached, nil when not.
+func exceededOf(id, workflow string, b *hostconfig.Budgets, kind BudgetKind, scope BudgetScope, l hostconfig.BudgetLimit, tokens int64, usd float64) *BudgetExceededError {
+	e := &BudgetExceededError{SessionID: id, Workflow: workflow, Kind: kind, Scope: scope}
 	switch {
 	case l.Tokens > 0 && tokens >= l.Tokens:
 		e.Unit, e.Limit, e.Used = BudgetTokens, float64(l.Tokens), float64(tokens)
@@ -297,7 +445,7 @@ func (r *run) exceeded(kind BudgetKind, scope BudgetScope, l hostconfig.BudgetLi
 	default:
 		return nil
 	}
-	e.Field = budgetField(r.e.cfg.Budgets, r.e.cfg.Workflow, kind, e.Unit)
+	e.Field = budgetField(b, workflow, kind, e.Unit)
 	return e
 }
 
@@ -321,15 +469,16 @@ func budgetField(b *hostconfig.Budgets, workflow string, kind BudgetKind, unit B
 	return "budgets.session." + string(kind) + "." + string(unit)
 }
 
-// budgetStop is the state loop's check before each step: nil while no limit is reached,
-// else the settlement that stops the call (rejected, the reason the error's text), with
-// the warning event and lastError recorded for the commit that settles it. A counter that
-// cannot be read stops nothing: the failure is a warning and the step runs (a budget is a
-// brake, not a gate the store's outage should close).
+// budgetStop is the state loop's check before each step (and a grader's before each of its
+// model calls after the first): nil while no limit is reached, else the settlement that
+// stops the call (rejected, the reason the error's text), with the warning event and
+// lastError recorded for the commit that settles it. A counter that cannot be read stops
+// nothing: the failure is a warning, once per call, and the step runs (a budget is a brake,
+// not a gate the store's outage or a damaged counter should close; BU22-6, BU22-14).
 func (r *run) budgetStop() *settlement {
 	be, err := r.overBudget(true)
 	if err != nil {
-		r.warn("budget", budgetCountFailed(err))
+		r.countFailed(err)
 		return nil
 	}
 	if be == nil {
@@ -339,7 +488,19 @@ func (r *run) budgetStop() *settlement {
 		"kind": string(be.Kind), "unit": string(be.Unit), "limit": be.Limit, "used": be.Used, "budgetScope": string(be.Scope)})
 	r.rec.LastError = &TurnError{TurnID: r.turnID(), Code: BudgetExceededCode, Message: be.Error(), Retryable: false, At: r.e.now(), Attempts: 1}
 	r.failing = true // the settling commit keeps the lastError
+	// children still owed (a dispatch not driven, a routed resume, a queued park) are
+	// settled with it, so none is left waiting on a session that stopped (BU22-12)
+	r.closeOpenCalls()
 	return &settlement{status: StatusRejected, reason: be.Error()}
+}
+
+// countFailed reports a daily counter that could not be read or added to: once per call
+// (the store's error says what is wrong with it and, a damaged fs counter, how to repair it).
+func (r *run) countFailed(err error) {
+	if !r.budget.warned {
+		r.budget.warned = true
+		r.warn("budget", budgetCountFailed(err))
+	}
 }
 
 // refuseOverBudget refuses a new turn on a session whose lifetime budget, or whose
@@ -349,7 +510,45 @@ func (r *run) refuseOverBudget() error {
 	if err != nil || be == nil {
 		return nil // an unreadable counter refuses nothing (budgetStop warns at the first step)
 	}
+	be.Refused = true
 	return be
+}
+
+// refuseSpent is the same check of a call a caller addressed to a parked session (a reply,
+// a decision, a delivery: r.addressed), before anything is written, and — a delegated park
+// — of every sub-workflow session the call would resume (BU22-11). A wake and a
+// continuation are not refused: their loop's check stops the session before its first
+// step.
+func (r *run) refuseSpent(dp *DelegatedPark) error {
+	if !r.addressed {
+		return nil
+	}
+	if err := r.refuseOverBudget(); err != nil {
+		return err
+	}
+	for ; dp != nil; dp = dp.Inner {
+		sib, err := r.e.sibling(r.ctx, dp.Workflow)
+		if err != nil {
+			return nil // the routing reports it
+		}
+		lim := sib.limits()
+		if lim.Lifetime.Zero() && lim.Daily.Zero() {
+			continue
+		}
+		head, err := r.e.cfg.Log.Get(r.ctx, dp.SessionID)
+		if err != nil {
+			continue
+		}
+		rec, err := decodeRecord(r.ctx, head.Body, r.e.cfg.Blobs, dp.SessionID, nil)
+		if err != nil {
+			continue
+		}
+		child := &run{e: sib, ctx: r.ctx, id: dp.SessionID, rec: rec, addressed: true}
+		if err := child.refuseOverBudget(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // usdAmount renders a USD amount to the micro-dollar, without trailing zeros ("$2", "$0.0284").

@@ -167,22 +167,24 @@ func TestBudgetLifetimeTokensAcrossTurns(t *testing.T) {
 	}
 }
 
-// The lifetime budget counts a sub-workflow child's cost, rolled in when it settles: the
-// parent's own first call is under the limit, the child's cost takes it over, and the parent
-// stops before its next model call.
+// The lifetime budget counts a sub-workflow child's cost as the child runs (BU22-10): the
+// parent's own first call is under the limit, the child's first step takes the two over it,
+// so the child stops there on its parent's budget and the parent stops before its next
+// model call; the child's cost is rolled in.
 func TestBudgetLifetimeUSDIncludesTheChild(t *testing.T) {
 	h := delegateHarness(t)
 	h.cfg.Pricing = tenPerM()
 	h.cfg.Budgets = &hostconfig.Budgets{Workflows: map[string]hostconfig.BudgetLimits{"wf": {Lifetime: hostconfig.BudgetLimit{USD: 0.004}}}}
 	h.script(calls("", delegateCall("check-item", map[string]any{"item": "AB-12", "qty": 2})))    // own $0.0022
-	h.child("s1~1", calls("", setVars(map[string]any{"verdict": "in stock"})), says("In stock.")) // $0.0033
+	h.child("s1~1", calls("", setVars(map[string]any{"verdict": "in stock"})), says("In stock.")) // $0.0022, then never
 	out := h.send("s1", "check it", nil)
-	assertBudgetStop(t, h, out, BudgetLifetime, BudgetUSD, BudgetSession, 0.004, 0.0055)
-	if c := h.summary("s1~1"); c.Status != StatusCompleted || c.Usage == nil || *c.Usage.CostUSD != 0.0033 {
-		t.Errorf("child %s %+v", c.Status, c.Usage)
+	assertBudgetStop(t, h, out, BudgetLifetime, BudgetUSD, BudgetSession, 0.004, 0.0044)
+	if c := h.summary("s1~1"); c.Status != StatusRejected || c.Usage == nil || *c.Usage.CostUSD != 0.0022 ||
+		!strings.Contains(c.Rejected, "session 's1' reached its lifetime budget") {
+		t.Errorf("child %s %+v %q", c.Status, c.Usage, c.Rejected)
 	}
-	if n := len(h.model.requests); n != 3 {
-		t.Errorf("%d model calls, want 3 (parent 1, child 2)", n)
+	if n := len(h.model.requests); n != 2 {
+		t.Errorf("%d model calls, want 2 (parent 1, child 1)", n)
 	}
 }
 

@@ -111,6 +111,7 @@ type delegation struct {
 	files   map[string]TurnFile // file arguments to place in a child not yet started
 	mock    *ToolMock
 	owner   *identity.Principal // the parent's owner: a child started here is owned by it too
+	frames  []budgetFrame       // the budgets above the child (childFrames), taken under the parent's run
 	// results of run
 	out      *Outcome
 	err      error
@@ -438,12 +439,15 @@ func (d *delegation) run(ctx context.Context) {
 		d.err = &UnknownWorkflowError{Workflow: d.mark.Workflow}
 		return
 	}
-	d.out, d.err = d.sib.driveChild(ctx, d.childID, d)
+	d.out, d.err = d.sib.driveChild(withBudgetFrames(ctx, d.frames), d.childID, d)
 }
 
 // runDelegations runs dispatches concurrently, each holding one of the session's child
 // slots, and waits for all of them.
 func (r *run) runDelegations(ctx context.Context, ds []*delegation) {
+	for _, d := range ds {
+		d.frames = r.childFrames(d.mark)
+	}
 	var wg sync.WaitGroup
 	for _, d := range ds {
 		wg.Add(1)
@@ -919,6 +923,7 @@ func (r *run) delegateDetached(ctx context.Context, st *spec.State, origin kerne
 		return refusal, true, true
 	}
 	accepted()
+	d.frames = r.childFrames(d.mark)
 	unlock()
 	childCtx := WithStepDeadline(ctx, timeZero)
 	release, ok := r.slot(childCtx)

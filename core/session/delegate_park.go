@@ -294,6 +294,9 @@ func (r *run) decideDelegated(d Decision) (*Outcome, error) {
 	if valid, chosen := decisionTargets(park.Decision, childSpec, to); chosen == nil {
 		return nil, &InvalidDecisionTargetError{SessionID: r.id, Target: to, ValidTargets: valid}
 	}
+	if err := r.refuseSpent(park.Delegation); err != nil { // this session's budget and the children's
+		return nil, err
+	}
 	r.rec.Calls++
 	r.disposition = DispositionDecide
 	r.emit(events.Decided, r.withBy(map[string]any{"state": park.Delegation.State, "to": to, "sessionId": r.id}))

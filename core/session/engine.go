@@ -286,6 +286,7 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 		}
 	}
 	return e.withSession(ctx, id, func(r *run) (*Outcome, error) {
+		r.addressed = true
 		switch {
 		case r.parked(ChannelDecision):
 			if len(in.Files) > 0 {
@@ -327,7 +328,7 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 	if err != nil {
 		return nil, err
 	}
-	if err := e.checkBudgetPricing(wf.spec); err != nil {
+	if err := e.checkBudgetPricing(ctx, wf.spec); err != nil {
 		return nil, err
 	}
 	owner := e.cfg.Owner + "/" + newMessageID()[1:9]

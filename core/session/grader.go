@@ -51,6 +51,11 @@ func (r *run) graderStep(st *spec.State) (stepResult, error) {
 	graderIDs := map[string]bool{} // the toolUse ids of the grader's own conversation
 	specs := r.surfaceOf(st.Slug).specs
 	for turn := 0; turn < maxTurns && !g.decided; turn++ {
+		if turn > 0 { // the grader's calls so far are spent: a budget they reached stops it here (BU22-13)
+			if s := r.budgetStop(); s != nil {
+				return stepResult{settled: s}, nil
+			}
+		}
 		req := &model.Request{ModelID: r.graderModelID(st), System: system, Messages: conv, Tools: specs,
 			MaxTokens: r.e.cfg.MaxTokens, Metadata: r.metadata(st.Slug, "grader")}
 		resp, err := r.e.cfg.Model.Converse(ctx, req)

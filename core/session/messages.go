@@ -574,11 +574,18 @@ func budgetExceededMessage(e *BudgetExceededError) string {
 		what = fmt.Sprintf("workflow '%s' reached its daily budget for %s (UTC, every session of the workflow)", e.Workflow, e.Day)
 		next = "or wait for the next UTC day"
 	}
-	return fmt.Sprintf("Budget exceeded: %s of %s (used %s), so it stops before its next step. Raise %s in %s to let it go on, %s.",
-		what, amount(e.Limit), amount(e.Used), e.Field, spec.HostFile, next)
+	stops := "so it stops before its next step"
+	switch {
+	case e.Refused:
+		stops = "so this call is refused: nothing ran and the session is left as it was"
+	case e.Via != "":
+		stops = fmt.Sprintf("so its sub-workflow session '%s' stops before its next step", e.Via)
+	}
+	return fmt.Sprintf("Budget exceeded: %s of %s (used %s), %s. Raise %s in %s to let it go on, %s.",
+		what, amount(e.Limit), amount(e.Used), stops, e.Field, spec.HostFile, next)
 }
 
 // budgetCountFailed is the warning of a daily usage counter that could not be read or added to.
 func budgetCountFailed(err error) string {
-	return "the workflow's daily usage counter could not be updated, so this step is not held to the daily budget: " + err.Error()
+	return "the workflow's daily usage counter could not be read or updated, so this call runs without its daily budget (steps are not stopped on it): " + err.Error()
 }

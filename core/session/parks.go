@@ -223,6 +223,9 @@ func (r *run) reply(text string) (*Outcome, error) {
 	if text == "" {
 		return nil, &EmptyMessageError{SessionID: r.id, Reply: true}
 	}
+	if err := r.refuseSpent(nil); err != nil { // a reply-only call is a model call
+		return nil, err
+	}
 	r.rec.Calls++
 	park := r.rec.Park
 	state := park.State()
@@ -263,6 +266,9 @@ func (r *run) decide(d Decision) (*Outcome, error) {
 	valid, chosen := decisionTargets(park.Decision, r.sp, to)
 	if chosen == nil {
 		return nil, &InvalidDecisionTargetError{SessionID: r.id, Target: to, ValidTargets: valid}
+	}
+	if err := r.refuseSpent(nil); err != nil {
+		return nil, err
 	}
 	r.rec.Calls++
 	comment := strings.TrimSpace(d.Comment)
@@ -310,6 +316,9 @@ func (r *run) deliver(d Delivery) (*Outcome, error) {
 		return nil, &ParkNotLiveError{SessionID: r.id, ParkID: d.ParkID, LiveParkID: park.ParkID}
 	}
 	if err := CheckDelivery(r.id, d); err != nil {
+		return nil, err
+	}
+	if err := r.refuseSpent(park.Delegation); err != nil {
 		return nil, err
 	}
 	trigger := strings.TrimSpace(d.Trigger)
@@ -560,7 +569,7 @@ func (e *Engine) Decide(ctx context.Context, sessionID string, d Decision) (*Out
 	if err := refuseChild(id); err != nil {
 		return nil, err
 	}
-	return e.withSession(ctx, id, func(r *run) (*Outcome, error) { return r.decide(d) })
+	return e.withSession(ctx, id, func(r *run) (*Outcome, error) { r.addressed = true; return r.decide(d) })
 }
 
 // Reply answers a message to a session parked at a human state on a reply-only turn and
@@ -578,6 +587,7 @@ func (e *Engine) Reply(ctx context.Context, sessionID, text string) (*Outcome, e
 		if !r.parked(ChannelDecision) {
 			return nil, &SessionNotParkedError{SessionID: id}
 		}
+		r.addressed = true
 		return r.reply(text)
 	})
 }
@@ -621,7 +631,7 @@ func (e *Engine) Deliver(ctx context.Context, sessionID string, d Delivery) (*Ou
 	if err := refuseChild(id); err != nil {
 		return nil, err
 	}
-	return e.withSession(ctx, id, func(r *run) (*Outcome, error) { return r.deliver(d) })
+	return e.withSession(ctx, id, func(r *run) (*Outcome, error) { r.addressed = true; return r.deliver(d) })
 }
 
 // Wake delivers the timer trigger (variable `now`) to the named park when it is due

@@ -91,6 +91,9 @@ type run struct {
 	// budget is the call's own usage not yet in the daily counter and the counter's
 	// totals (budget.go)
 	budget budgetState
+	// addressed: a caller addressed this call to the session (Send, Reply, Decide,
+	// Deliver), so a spent budget refuses it before anything is written (refuseSpent)
+	addressed bool
 }
 
 // settlement is how the state loop ended.
@@ -562,6 +565,12 @@ func (r *run) settle(s settlement) (*Outcome, error) {
 	// a yield stops between steps: everything before it is committed unless the opening
 	// itself is still pending
 	if !s.yielded || len(r.pendingMsgs)+len(r.pendingTrail)+len(r.pendingEvents) > 0 || r.head.Version == 0 {
+		if err := r.commit(); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.abandoned) > 0 { // children a budget stop set aside (budgetStop), once it is committed
+		r.rejectAbandoned()
 		if err := r.commit(); err != nil {
 			return nil, err
 		}

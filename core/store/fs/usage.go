@@ -7,6 +7,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"path"
+	"path/filepath"
 
 	"github.com/archmax-ai/archmax/core/store"
 )
@@ -43,8 +44,13 @@ func (s *Store) AddUsage(ctx context.Context, workflow, day string, tokens, micr
 	data, err := s.root.ReadFile(name)
 	switch {
 	case err == nil:
-		if err := json.Unmarshal(data, &r); err != nil {
-			return store.UsageTotals{}, fmt.Errorf("usage counter %s: %w", name, err)
+		if err := json.Unmarshal(data, &r); err != nil || r.Tokens < 0 || r.MicroUSD < 0 {
+			if err == nil {
+				err = errors.New("a total is negative")
+			}
+			// nothing is added to a counter that cannot be read: the file is left for a person
+			return store.UsageTotals{}, fmt.Errorf("usage counter %s is damaged (%v): delete it to count the day from zero again, or repair it to {\"tokens\": <n>, \"microUsd\": <n>}",
+				filepath.Join(s.root.Name(), filepath.FromSlash(name)), err)
 		}
 	case !errors.Is(err, iofs.ErrNotExist):
 		return store.UsageTotals{}, err

@@ -69,3 +69,42 @@ func TestValidateWarnsOfABudgetForNoWorkflow(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 }
+
+// The models a USD budget needs priced include a human state's (its handoff and replies
+// are model calls) and, under a lifetime or turn USD budget, those of the workflows it
+// delegates to, transitively: badge-desk delegates to badge-approval, whose human state has
+// a model of its own. A daily USD budget counts the workflow's own calls only.
+func TestValidateUSDBudgetNeedsTheSubWorkflowsModelsPriced(t *testing.T) {
+	t.Setenv("ARCHMAX_MODEL", "priced-model")
+	host := "version: 1\npricing:\n  priced-model: { input: 3, output: 15 }\nbudgets:\n  workflows:\n    badge-desk:\n      lifetime: { usd: 5 }\n"
+	dir := budgetWorkspace(t, host)
+	file := filepath.Join(dir, "workflows", "badge-approval", "workflow.yaml")
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(src), "    type: human\n", "    type: human\n    model: handoff-model\n", 1)
+	if edited == string(src) {
+		t.Fatal("badge-approval has no human state to edit")
+	}
+	if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "validate", "--workspace", dir, "badge-desk")
+	if code != exitFail || !strings.Contains(errs, "error host.budget: workflow 'badge-desk' has a USD budget") || !strings.Contains(errs, "'handoff-model'") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	// the human state's model under badge-approval's own budget
+	if err := os.WriteFile(filepath.Join(dir, "archmax.host.yaml"), []byte(strings.Replace(host, "badge-desk", "badge-approval", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, "validate", "--workspace", dir, "badge-approval"); code != exitFail || !strings.Contains(errs, "'handoff-model'") {
+		t.Fatalf("the human state's model: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "archmax.host.yaml"), []byte(strings.Replace(host, "lifetime", "daily", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, "validate", "--workspace", dir, "badge-desk"); code != 0 || strings.Contains(errs, "host.budget") {
+		t.Fatalf("a daily USD budget: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+}

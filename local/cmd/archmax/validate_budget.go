@@ -17,8 +17,9 @@ import (
 
 // budgetFindings is the shared check of a USD budget on a workflow whose models no pricing
 // entry prices (hostconfig.UnpricedBudgetProblem, DECISIONS BU22-3), as the engine runs it:
-// the workflow's configured model ids (session.ModelIDs, the default model ARCHMAX_MODEL
-// else the local default), the host file's pricing section, else the ARCHMAX_PRICE_*
+// the workflow's configured model ids and, under a turn or lifetime USD budget, those of
+// the workflows it delegates to, transitively (session.BudgetModelIDs; the default model
+// ARCHMAX_MODEL else the local default), the host file's pricing section, else the ARCHMAX_PRICE_*
 // variables. One error finding located at the budget that sets the USD limit; none when
 // the workflow does not load (its own findings say why) or has no USD budget.
 func budgetFindings(ctx context.Context, files store.Files, slug string, host *hostconfig.Config, getenv func(string) string) []spec.Diagnostic {
@@ -42,7 +43,19 @@ func budgetFindings(ctx context.Context, files store.Files, slug string, host *h
 	if model == "" {
 		model = runner.DefaultModelID
 	}
-	p := hostconfig.UnpricedBudgetProblem(host.Budgets, slug, session.ModelIDs(sp, model, ""), table)
+	load := func(sub string) *spec.MachineSpec { // a sub-workflow's spec, nil when it does not load
+		f := "workflows/" + sub + "/workflow.yaml"
+		src, err := files.Read(ctx, f)
+		if err != nil {
+			return nil
+		}
+		csp, err := spec.Load(sub, f, src)
+		if err != nil {
+			return nil
+		}
+		return csp
+	}
+	p := hostconfig.UnpricedBudgetProblem(host.Budgets, slug, session.BudgetModelIDs(host.Budgets, slug, sp, load, model, ""), table)
 	if p == nil {
 		return nil
 	}
