@@ -35,16 +35,16 @@ func tracingFromEnv(getenv func(string) string, invalid []string) (*tracing.Prov
 }
 
 // Traced is h flushing the assembly's spans at the end of every invocation, bounded by its
-// remaining deadline (tracing.Handler; a failed flush is a warning in log). Without tracing
-// it is h itself.
+// remaining deadline (tracing.Handler). What the export cannot do — a failed flush, a
+// batch the SDK could not send — is a warning in log (scope tracing), each distinct
+// message once; never the standard logger. Without tracing it is h itself.
 func Traced[In, Out any](a *Assembly, log *slog.Logger, h func(context.Context, In) (Out, error)) func(context.Context, In) (Out, error) {
 	var p *tracing.Provider
 	if a != nil {
 		p = a.Tracing
 	}
-	return tracing.Handler(p, func(err error) {
-		if log != nil {
-			log.Warn("spans not exported", "error", err.Error())
-		}
-	}, h)
+	if log != nil {
+		p.ReportErrors(func(msg string) { log.Warn(msg, "scope", "tracing") })
+	}
+	return tracing.Handler(p, p.Report, h)
 }

@@ -7,8 +7,11 @@
 // (protobuf); on AWS the ADOT Lambda layer's collector listens on http://localhost:4318 and
 // sends them on to X-Ray. The exporter reads the other OTEL_EXPORTER_OTLP_* variables itself
 // (headers, timeout, compression, certificates), the provider OTEL_TRACES_SAMPLER(_ARG) and
-// the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. OTEL_SDK_DISABLED=true or
-// OTEL_TRACES_EXPORTER=none turns it off whatever the endpoint.
+// the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; FromEnv checks every one of
+// them first (CheckEnv), so a setting that cannot work stops the process at its start
+// instead of being dropped with a log line. OTEL_SDK_DISABLED=true or
+// OTEL_TRACES_EXPORTER=none turns it off whatever the endpoint. The SDK's own errors go to
+// the provider's ReportErrors (report.go).
 package tracing
 
 import (
@@ -16,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -28,7 +30,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// The environment variables FromEnv reads itself.
+// The environment variables FromEnv reads itself, beside the exporter's (Env*Exporter*)
+// and the SDK's (EnvSampler*, EnvResourceAttributes) that it checks before they are used.
 const (
 	EnvTracesEndpoint = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
 	EnvEndpoint       = "OTEL_EXPORTER_OTLP_ENDPOINT"
@@ -37,6 +40,10 @@ const (
 	EnvExporter       = "OTEL_TRACES_EXPORTER"
 	EnvDisabled       = "OTEL_SDK_DISABLED"
 	EnvServiceName    = "OTEL_SERVICE_NAME"
+
+	EnvResourceAttributes = "OTEL_RESOURCE_ATTRIBUTES"
+	EnvSampler            = "OTEL_TRACES_SAMPLER"
+	EnvSamplerArg         = "OTEL_TRACES_SAMPLER_ARG"
 )
 
 // DefaultFlushTimeout bounds a flush when the context has no deadline: 2 s.
@@ -51,14 +58,23 @@ const flushReserve = 100 * time.Millisecond
 type Provider struct {
 	sdk      *sdktrace.TracerProvider
 	Endpoint string // the OTLP/HTTP traces URL spans go to
+
+	mu   sync.Mutex
+	warn func(message string) // ReportErrors; nil: not yet told where
+	seen map[string]bool      // the messages already reported
 }
 
 // ConfigError is an OTEL_* setting that cannot work (a function stops at init with it).
+// Value is the setting as the user gave it, a URL's password masked; "" when the value
+// itself is not shown (it can hold a secret: headers).
 type ConfigError struct {
 	Variable, Value, Reason string
 }
 
 func (e *ConfigError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("tracing: %s: %s", e.Variable, e.Reason)
+	}
 	return fmt.Sprintf("tracing: %s=%q: %s", e.Variable, e.Value, e.Reason)
 }
 
@@ -67,35 +83,14 @@ func (e *ConfigError) Name() string { return "TracingConfigError" }
 
 // FromEnv returns the trace export the environment asks for through getenv — nil when it
 // names no OTLP endpoint (or disables the SDK or the traces exporter) — with service as the
-// service name unless OTEL_SERVICE_NAME gives one. It makes no network call. Errors:
-// *ConfigError for an endpoint that is not an http(s) URL with a host, a protocol other
-// than http/protobuf, or an exporter other than otlp or none.
+// service name unless OTEL_SERVICE_NAME gives one. It makes no network call. Every OTEL_*
+// setting it honours is checked first (CheckEnv): one that cannot work is a *ConfigError
+// and nothing is built. From then on the OpenTelemetry SDK's own errors (a batch that
+// could not be exported) go to the provider's ReportErrors, never to the standard logger.
 func FromEnv(ctx context.Context, getenv func(string) string, service string, attrs ...attribute.KeyValue) (*Provider, error) {
-	if strings.EqualFold(strings.TrimSpace(getenv(EnvDisabled)), "true") {
-		return nil, nil
-	}
-	switch exp := strings.TrimSpace(getenv(EnvExporter)); exp {
-	case "", "otlp":
-	case "none":
-		return nil, nil
-	default:
-		return nil, &ConfigError{Variable: EnvExporter, Value: exp, Reason: "only otlp (over HTTP) or none is supported"}
-	}
-	endpoint, variable := strings.TrimSpace(getenv(EnvTracesEndpoint)), EnvTracesEndpoint
-	if endpoint == "" {
-		base := strings.TrimSpace(getenv(EnvEndpoint))
-		if base == "" {
-			return nil, nil
-		}
-		endpoint, variable = strings.TrimRight(base, "/")+"/v1/traces", EnvEndpoint
-	}
-	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &ConfigError{Variable: variable, Value: endpoint, Reason: "an OTLP/HTTP endpoint is an http:// or https:// URL with a host, e.g. http://localhost:4318"}
-	}
-	for _, v := range []string{EnvProtocol, EnvBaseProtocol} {
-		if p := strings.TrimSpace(getenv(v)); p != "" && p != "http/protobuf" {
-			return nil, &ConfigError{Variable: v, Value: p, Reason: "only http/protobuf is supported (the collector's port 4318)"}
-		}
+	endpoint, on, err := CheckEnv(getenv)
+	if err != nil || !on {
+		return nil, err
 	}
 	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
 	if err != nil {
@@ -109,7 +104,10 @@ func FromEnv(ctx context.Context, getenv func(string) string, service string, at
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("tracing: the resource: %w", err)
 	}
-	return &Provider{sdk: sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), Endpoint: endpoint}, nil
+	p := &Provider{Endpoint: endpoint}
+	routeErrors(p)
+	p.sdk = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return p, nil
 }
 
 // TracerProvider is what the engine takes (session.Config.TracerProvider): nil when off.
@@ -140,7 +138,9 @@ func (p *Provider) Shutdown(ctx context.Context) error {
 	}
 	fctx, cancel := flushContext(ctx)
 	defer cancel()
-	return p.sdk.Shutdown(fctx)
+	err := p.sdk.Shutdown(fctx)
+	reporting.CompareAndSwap(p, nil) // the SDK has stopped: nothing of it reports any more
+	return err
 }
 
 func flushContext(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -137,6 +137,10 @@ one is given. Prefer the environment variable: a --token value shows in the proc
 				httpapi.WithLocalCaller(localCaller(f.principal)), httpapi.WithPolicy(authz.Policy{FourEyes: f.fourEyes}))
 			if err != nil {
 				ln.Close()
+				var se *runner.SettingError
+				if errors.As(err, &se) { // an OTEL_* setting that cannot work, as for archmax run
+					return usageError{err}
+				}
 				return err
 			}
 			defer srv.Close()
@@ -206,6 +210,7 @@ func newServer(ctx context.Context, opts runner.Options, budget continuation.Bud
 		return nil, err
 	}
 	s.env = env
+	env.TracingWarnings(func(msg string) { log.Warn(msg, "scope", "tracing") })
 	if s.engines, err = env.Engines(); err != nil {
 		s.Close()
 		return nil, err
