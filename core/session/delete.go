@@ -57,8 +57,9 @@ type claimed struct {
 // Delete removes a session completely (RD22-1…RD22-4) and reports whether it existed:
 // its sub-workflow children (<id>~<n>, recursively), the schedules of their and its timed
 // parks, its session files and blobs (<id>/… in the session files tree), its outbox
-// marker (_outbox/<id>) and its log (messages, trail, events), the head last. The shared
-// spec snapshots (_specs/) are never touched; idempotency records expire by themselves.
+// marker (_outbox/<id>) and its log (messages, trail, events, and the Idempotency-Key records
+// tied to it: store.IdempotencyTier), the head last. The shared spec snapshots (_specs/) are
+// never touched.
 //
 // Order: every session of the tree is leased first — a live lease on any of them (a turn
 // runs) refuses the delete with *SessionNotResumableError (HTTP 409: retry once the turn

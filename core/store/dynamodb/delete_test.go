@@ -173,3 +173,12 @@ func TestHeadTTLAttribute(t *testing.T) {
 		t.Errorf("a released lease-only head: ttl %q, want its LeaseOnlyTTL expiry", got)
 	}
 }
+
+// RD22-14 on DynamoDB Local: a session's tied idempotency records (K#<key> in its partition)
+// go with its Delete.
+func TestIdempotencyTiedConformance(t *testing.T) {
+	storetest.TestIdempotencyTiedToSession(t, func(t *testing.T) store.Log {
+		client, table := dynamotest.NewTable(t)
+		return ddbstore.New(client, table, newBlobs())
+	})
+}

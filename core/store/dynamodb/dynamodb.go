@@ -32,6 +32,8 @@
 //	                    sk = E#<seq:10>#<epoch:19>   event seq, with ttl N (Unix s; EventTTL)
 //	    v    S  the item's JSON, or
 //	    blob S  its blob ref when over 64 KiB (or not UTF-8)
+//	pk = S#<sessionId>  sk = K#<key>  an idempotency record tied to the session (TieIdempotent),
+//	                    ttl N (the record's): Delete removes the record I#<key> with it
 //	pk = I#<key>        sk = I       an idempotency record: v B (the value), or blob S: its
 //	                                 blob ref when over 64 KiB (blob namespace IdempotencyBlobs),
 //	                                 ttl N (Unix s)
@@ -805,7 +807,8 @@ func (s *Store) idemValue(ctx context.Context, item map[string]types.AttributeVa
 }
 
 // Delete implements store.Log: it queries every item of the session, deletes the log items
-// (messages, trail, events) with BatchWriteItem, then the session's blobs, and the head
+// (messages, trail, events) and the idempotency records tied to the session (TieIdempotent)
+// with BatchWriteItem, then the session's blobs, and the head
 // LAST with one DeleteItem (RD22-3): a delete stopped part-way leaves the head, so the
 // session is still found and a repeated Delete finishes it. It reports whether a committed
 // head existed. The lease does not guard it: the caller (session.Sessions.Delete) holds it.
@@ -833,6 +836,11 @@ func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
 		}
 		key := map[string]types.AttributeValue{attrPK: item[attrPK], attrSK: item[attrSK]}
 		dels = append(dels, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
+		if sk, ok := item[attrSK].(*types.AttributeValueMemberS); ok && strings.HasPrefix(sk.Value, skTiedPrefix) {
+			rec := map[string]types.AttributeValue{attrPK: str("I#" + sk.Value[len(skTiedPrefix):]), attrSK: str(skIdem)}
+			// the record before its tie: a delete stopped between them finds the tie again
+			dels = append(dels[:len(dels)-1], types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: rec}}, dels[len(dels)-1])
+		}
 		return nil
 	})
 	if err != nil {
@@ -850,6 +858,22 @@ func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
 		}
 	}
 	return existed, nil
+}
+
+var _ store.IdempotencyTier = (*Store)(nil)
+
+// skTiedPrefix is the sort key prefix of a session's tied idempotency records: K#<key>.
+const skTiedPrefix = "K#"
+
+// TieIdempotent implements store.IdempotencyTier with one PutItem of K#<key> in the session's
+// partition, expiring with the record (ttl); Delete reads it and removes the record I#<key>.
+func (s *Store) TieIdempotent(ctx context.Context, sessionID, key string, ttl time.Duration) error {
+	item := map[string]types.AttributeValue{attrPK: str(sessionPK(sessionID)), attrSK: str(skTiedPrefix + key),
+		attrTTL: num(s.now().Add(ttl).Add(time.Second - 1).Unix())}
+	if _, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &s.table, Item: item}); err != nil {
+		return fmt.Errorf("tie idempotency record %s to %s: %w", key, sessionID, err)
+	}
+	return nil
 }
 
 // query runs in page by page (following LastEvaluatedKey) and calls each for every item

@@ -58,3 +58,7 @@ func TestDeleteOfASessionNamedLikeTheTreesOwnNames(t *testing.T) {
 		}
 	}
 }
+
+func TestIdempotencyTiedConformance(t *testing.T) {
+	storetest.TestIdempotencyTiedToSession(t, func(t *testing.T) store.Log { return openStore(t, t.TempDir()) })
+}

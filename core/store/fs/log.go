@@ -13,6 +13,8 @@
 //	sessions/<sessionId>/m/<seq>.json   transcript message <seq> (10 digits, from 0000000000)
 //	sessions/<sessionId>/t/<seq>.json   trail step <seq>
 //	sessions/<sessionId>/e/<seq>.json   event <seq>
+//	sessions/<sessionId>/i/<sha256(key)> an idempotency record tied to the session (TieIdempotent):
+//	                                    Delete removes idempotency/<sha256(key)>.json too
 //	idempotency/.lock                   flock(2) target serialising RememberIdempotent
 //	idempotency/<sha256(key)>.json      {"key", "value" (base64), "expiresAt"}
 //	trash/<random>/                     a deleted session while its files are removed (swept by Open)
@@ -433,8 +435,9 @@ func (s *Store) PutIdempotent(ctx context.Context, key string, value []byte, ttl
 	return nil
 }
 
-// Delete implements store.Log: it removes the session's directory (head, items and lease)
-// and reports whether a committed head existed.
+// Delete implements store.Log: it removes the idempotency records tied to the session
+// (TieIdempotent), then the session's directory (head, items and lease), and reports whether
+// a committed head existed.
 func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
 	dir, err := sessionDir(ctx, sessionID)
 	if err != nil {
@@ -450,10 +453,75 @@ func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
 	defer unlock()
 	_, err = s.root.Stat(path.Join(dir, headFile))
 	existed := err == nil
+	if err := s.untie(dir); err != nil {
+		return false, fmt.Errorf("delete %s: idempotency records: %w", sessionID, err)
+	}
 	if err := s.removeSession(dir); err != nil {
 		return false, fmt.Errorf("delete %s: %w", sessionID, err)
 	}
 	return existed, nil
+}
+
+var _ store.IdempotencyTier = (*Store)(nil)
+
+// tiedDir is the folder of a session's tied idempotency records: one empty file per record,
+// named as the record's file is (without ".json").
+const tiedDir = "i"
+
+// TieIdempotent implements store.IdempotencyTier: under the session's lock it records key's
+// record in the session's folder, which Delete reads. A session without a committed head is
+// skipped (no folder is made for it).
+func (s *Store) TieIdempotent(ctx context.Context, sessionID, key string, _ time.Duration) error {
+	dir, err := sessionDir(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	if _, err := s.root.Stat(path.Join(dir, headFile)); errors.Is(err, iofs.ErrNotExist) {
+		return nil
+	}
+	unlock, err := lock(s.root, dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if _, err := s.root.Stat(path.Join(dir, headFile)); errors.Is(err, iofs.ErrNotExist) {
+		return nil // deleted meanwhile
+	}
+	sum := sha256.Sum256([]byte(key))
+	tied := path.Join(dir, tiedDir)
+	if err := s.root.MkdirAll(tied, 0o755); err != nil {
+		return fmt.Errorf("tie %s: %w", sessionID, err)
+	}
+	if err := writeSynced(s.root, path.Join(tied, hex.EncodeToString(sum[:])), nil, os.O_TRUNC); err != nil {
+		return fmt.Errorf("tie %s: %w", sessionID, err)
+	}
+	return syncDir(s.root, tied)
+}
+
+// untie removes the idempotency records tied to the locked session directory dir.
+func (s *Store) untie(dir string) error {
+	entries, err := iofs.ReadDir(s.root.FS(), path.Join(dir, tiedDir))
+	if errors.Is(err, iofs.ErrNotExist) || len(entries) == 0 {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	unlock, err := lock(s.root, idempotencyDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, e := range entries {
+		name := e.Name()
+		if len(name) != 2*sha256.Size || strings.Trim(name, "0123456789abcdef") != "" {
+			continue
+		}
+		if err := s.root.Remove(path.Join(idempotencyDir, name+".json")); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // removeSession removes a locked session directory. Renaming it into trash/ is the

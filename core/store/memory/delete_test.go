@@ -16,3 +16,7 @@ func TestSessionDeleteConformance(t *testing.T) {
 func TestHeadExpiryConformance(t *testing.T) {
 	storetest.TestHeadExpiry(t, func(*testing.T) store.Log { return New() })
 }
+
+func TestIdempotencyTiedConformance(t *testing.T) {
+	storetest.TestIdempotencyTiedToSession(t, func(*testing.T) store.Log { return New() })
+}

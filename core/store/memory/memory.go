@@ -23,6 +23,7 @@ type Store struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	remember map[string]remembered
+	tied     map[string]map[string]bool      // TieIdempotent: session id → the keys tied to it
 	usage    map[[2]string]store.UsageTotals // AddUsage's counters by (workflow, day)
 }
 
@@ -43,7 +44,7 @@ var _ store.Log = (*Store)(nil)
 
 // New returns an empty Store.
 func New() *Store {
-	return &Store{sessions: map[string]*session{}, remember: map[string]remembered{}}
+	return &Store{sessions: map[string]*session{}, remember: map[string]remembered{}, tied: map[string]map[string]bool{}}
 }
 
 func (s *Store) now() time.Time {
@@ -238,8 +239,8 @@ func (s *Store) PutIdempotent(ctx context.Context, key string, value []byte, ttl
 	return nil
 }
 
-// Delete implements store.Log: it drops the session (head, items and lease) and reports
-// whether a committed head existed.
+// Delete implements store.Log: it drops the session (head, items and lease) and the
+// idempotency records tied to it (TieIdempotent), and reports whether a committed head existed.
 func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -248,7 +249,31 @@ func (s *Store) Delete(ctx context.Context, sessionID string) (bool, error) {
 	defer s.mu.Unlock()
 	ss := s.sessions[sessionID]
 	delete(s.sessions, sessionID)
+	for key := range s.tied[sessionID] {
+		delete(s.remember, key)
+	}
+	delete(s.tied, sessionID)
 	return ss != nil && ss.head != nil, nil
+}
+
+var _ store.IdempotencyTier = (*Store)(nil)
+
+// TieIdempotent implements store.IdempotencyTier: Delete of sessionID drops key's record. A
+// session without a committed head is skipped.
+func (s *Store) TieIdempotent(ctx context.Context, sessionID, key string, _ time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ss := s.sessions[sessionID]; ss == nil || ss.head == nil {
+		return nil
+	}
+	if s.tied[sessionID] == nil {
+		s.tied[sessionID] = map[string]bool{}
+	}
+	s.tied[sessionID][key] = true
+	return nil
 }
 
 // view returns a copy of ss's committed head carrying the lease when it is live at now.

@@ -22,7 +22,8 @@ import (
 // settles), 409 ChildSessionError (a child is deleted with its root), 409
 // SessionDeletingError when the request's time ran out part-way. A deletion stopped
 // part-way is finished by the repeat. An Idempotency-Key is not needed and not recorded:
-// the delete is idempotent by itself.
+// the delete is idempotent by itself. The Idempotency-Key records of the session's requests
+// go with it (RD22-14): a retry after the delete runs anew, never replays the deleted answer.
 func (h *Handler) deleteSession(ctx context.Context, req events.APIGatewayV2HTTPRequest, t target, caller access.Caller) events.APIGatewayV2HTTPResponse {
 	work, cancel := workContext(ctx)
 	defer cancel()

@@ -172,7 +172,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	serve := func(ctx context.Context) (any, error) { return h.serve(ctx, req, t, caller) }
 	if key := idempotencyKey(req); key != "" {
-		return h.idempotent(ctx, req, key, caller, serve), nil
+		return h.idempotent(ctx, req, key, t.sessionID, caller, serve), nil
 	}
 	return h.answer(ctx, req, serve), nil
 }

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/archmax-ai/archmax/core/session"
+	"github.com/archmax-ai/archmax/core/store"
 	"github.com/archmax-ai/archmax/functions/handlers/access"
 )
 
@@ -44,7 +47,7 @@ type idemRecord struct {
 	Fingerprint string `json:"fingerprint"` // SHA-256 of method, path and body
 	Status      int    `json:"status,omitempty"`
 	Body        string `json:"body,omitempty"`
-	SessionID   string `json:"sessionId,omitempty"` // accepted: the turn the request opened
+	SessionID   string `json:"sessionId,omitempty"` // accepted: the turn the request opened; done: the session the answer is of
 	TurnID      string `json:"turnId,omitempty"`
 }
 
@@ -69,8 +72,14 @@ type idemRecord struct {
 //     written — names the same session and turn, which the engine recognises under the
 //     lease instead of opening a second one;
 //   - the key with another body: 422 IdempotencyKeyReusedError; a key over
-//     MaxIdempotencyKey bytes or not printable ASCII: 400 InvalidRequestError.
-func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPRequest, key string, caller access.Caller, serve func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
+//     MaxIdempotencyKey bytes or not printable ASCII: 400 InvalidRequestError;
+//   - the record is tied to the session it answers for (store.IdempotencyTier: the session
+//     the request opened a turn on, the one its answer names, else the one its path names),
+//     so deleting the session removes it (RD22-14); a recorded answer whose session no
+//     longer exists (a delete that raced the record) is discarded and the request runs anew.
+//
+// pathSession is the session the request's path names ("" for a start without one).
+func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPRequest, key, pathSession string, caller access.Caller, serve func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
 	if len(key) > MaxIdempotencyKey || strings.IndexFunc(key, func(r rune) bool { return r < 0x20 || r > 0x7e }) >= 0 {
 		return h.failure(ctx, req, invalidRequest("Idempotency-Key must be 1 to %d printable ASCII characters.", MaxIdempotencyKey))
 	}
@@ -91,6 +100,11 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 		case r.Fingerprint != fp:
 			return h.failure(ctx, req, &requestError{code: CodeIdempotencyKeyReused,
 				message: fmt.Sprintf("Idempotency-Key %q was used with a different request; use a new key for a new request.", key)})
+		case r.State == idemDone && h.sessionGone(ctx, r.SessionID):
+			// the answer is of a session deleted since: never replayed, the request runs anew
+			if err := log.PutIdempotent(keep, storeKey, claim, ClaimTTL); err != nil {
+				return h.failure(ctx, req, fmt.Errorf("claim Idempotency-Key: %w", err))
+			}
 		case r.State == idemDone:
 			resp := respond(r.Status, []byte(r.Body))
 			if r.Status == http.StatusAccepted {
@@ -120,18 +134,33 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 	}
 	// once the call has written anything, a crash must not let a repeat run it again: the
 	// claim becomes an accepted record naming the session and turn, kept as long as an answer
-	opened := false
+	opened, tied := false, ""
+	tie := func(sessionID string) {
+		if sessionID == "" || sessionID == tied {
+			return
+		}
+		tied = sessionID
+		if tier, ok := log.(store.IdempotencyTier); ok {
+			if err := tier.TieIdempotent(keep, sessionID, storeKey, IdempotencyTTL); err != nil {
+				h.log.WarnContext(ctx, "Idempotency-Key record not tied to its session; it outlives a delete until it expires", "key", key, "error", err.Error())
+			}
+		}
+	}
 	accepted := func(sessionID, turnID string) {
 		opened = true
+		tie(sessionID)
 		b, _ := json.Marshal(idemRecord{State: idemAccepted, Fingerprint: fp, SessionID: sessionID, TurnID: turnID})
 		if err := log.PutIdempotent(keep, storeKey, b, IdempotencyTTL); err != nil {
 			h.log.WarnContext(ctx, "Idempotency-Key acceptance not recorded", "key", key, "error", err.Error())
 		}
 	}
 	resp := h.answer(session.WithTurnOpened(withRequest(ctx, storeKey), accepted), req, serve)
-	rec, ttl := idemRecord{State: idemDone, Fingerprint: fp, Status: resp.StatusCode, Body: resp.Body}, IdempotencyTTL
+	sid := cmp.Or(answerSession(resp.Body), tied, pathSession)
+	rec, ttl := idemRecord{State: idemDone, Fingerprint: fp, Status: resp.StatusCode, Body: resp.Body, SessionID: sid}, IdempotencyTTL
 	if busy(resp) && !opened { // a busy session that wrote nothing frees the key; one that wrote keeps it
 		rec, ttl = idemRecord{State: idemPending, Fingerprint: fp}, releasedTTL
+	} else {
+		tie(sid)
 	}
 	b, _ := json.Marshal(rec)
 	if err := log.PutIdempotent(keep, storeKey, b, ttl); err != nil {
@@ -181,6 +210,33 @@ func (h *Handler) replayAccepted(ctx context.Context, req events.APIGatewayV2HTT
 	}
 	resp.Headers["Idempotent-Replayed"] = "true"
 	return resp
+}
+
+// sessionGone reports whether the session a recorded answer is of no longer exists (false
+// for "", and when the store cannot tell).
+func (h *Handler) sessionGone(ctx context.Context, sessionID string) bool {
+	if sessionID == "" {
+		return false
+	}
+	_, err := h.engines.Log().Get(ctx, sessionID)
+	return errors.Is(err, store.ErrNotFound)
+}
+
+// answerSession is the session an answer's body names: an outcome's or a summary's
+// sessionId, or an error's details.sessionId; "" for none.
+func answerSession(body string) string {
+	var b struct {
+		SessionID string `json:"sessionId"`
+		Error     struct {
+			Details struct {
+				SessionID string `json:"sessionId"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(body), &b) != nil {
+		return ""
+	}
+	return cmp.Or(b.SessionID, b.Error.Details.SessionID)
 }
 
 type requestKey struct{}
