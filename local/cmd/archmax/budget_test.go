@@ -108,3 +108,43 @@ func TestValidateUSDBudgetNeedsTheSubWorkflowsModelsPriced(t *testing.T) {
 		t.Fatalf("a daily USD budget: exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
 }
+
+// badgeApprovalScript parks badge-approval at owner-sign-off at 1,505 tokens; a reply would
+// cost 5,015 more.
+const badgeApprovalScript = `agent:
+  - when: { turn: 1, state: prepare-approval }
+    toolCalls:
+      - name: write_file
+        input: { file_path: scratchpad/approval.md, content: "# Badge approval\n" }
+      - name: archmax_advance
+        input: { to: owner-sign-off, reason: The approval note is ready for the owner. }
+    usage: { inputTokens: 700, outputTokens: 40 }
+  - when: { turn: 1, state: owner-sign-off }
+    text: I've asked the Server Room's owner to sign off Sam's badge.
+    usage: { inputTokens: 750, outputTokens: 15 }
+  - when: { state: owner-sign-off }
+    text: Still waiting for the owner.
+    usage: { inputTokens: 5000, outputTokens: 15 }
+`
+
+// A reply or a decision to a session parked over its lifetime budget is refused, through the
+// CLI, before anything runs: the refusal's own text and the hint to repeat the command.
+func TestReplyAndDecideRefusedOnASpentBudget(t *testing.T) {
+	dir := budgetWorkspace(t, "version: 1\nbudgets:\n  workflows:\n    badge-approval:\n      lifetime: { tokens: 1400 }\n")
+	script := filepath.Join(t.TempDir(), "ba.model.yaml")
+	if err := os.WriteFile(script, []byte(badgeApprovalScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	common := []string{"--workspace", dir, "--store", store, "--model-script", script, "--no-color"}
+	code, _, errs := run(t, append(append([]string{"run"}, common...), "--session", "ba2", "--var", "person=Sam", "--var", "area=server-room", "--var", "reason=disk", "badge-approval", "badge please")...)
+	if !strings.Contains(errs, "owner-sign-off") || strings.Contains(errs, "Budget exceeded") {
+		t.Fatalf("run: exit %d\n%s", code, errs)
+	}
+	for _, cmd := range [][]string{{"reply", "ba2", "any update?"}, {"decide", "ba2", "badge-granted"}} {
+		code, _, errs := run(t, append(append([]string{cmd[0]}, common...), cmd[1:]...)...)
+		if code != exitFail || !strings.Contains(errs, "so this call is refused: nothing ran") || !strings.Contains(errs, "repeat the command") || strings.Contains(errs, "Still waiting") {
+			t.Fatalf("%s: exit %d\n%s", cmd[0], code, errs)
+		}
+	}
+}

@@ -131,7 +131,7 @@ func modelCallHint(call *model.CallError) string {
 // budgetHint is what to do about a spent budget: raise the key that set it in the host file
 // (BU22-5), or wait for the next day or start a new session.
 func budgetHint(e *session.BudgetExceededError) string {
-	h := "raise " + e.Field + " in archmax.host.yaml (the workspace's host file) and send the message again"
+	h := "raise " + e.Field + " in archmax.host.yaml (the workspace's host file) and repeat the command (a message, reply, decision or delivery)"
 	switch e.Kind {
 	case session.BudgetDaily:
 		h += ", or wait until 00:00 UTC, when the workflow's daily budget starts again"
