@@ -126,6 +126,7 @@ func (e *Engine) driveChild(ctx context.Context, id string, d *delegation) (*Out
 // placed in its scratchpad/attachments/, the arguments seeded locked, the manual trigger,
 // and the opening note instead of a person's message.
 func (r *run) childTurn(d *delegation) (*Outcome, error) {
+	r.traceDisposition(DispositionTurn)
 	r.beginTurn()
 	r.rec.Scope = &childScope{Chain: d.chain, DispatchID: d.dispatchID(), State: d.mark.State, ToolCallID: d.mark.ToolCallID}
 	if d.owner != nil { // the root's owner owns every session under it

@@ -306,6 +306,7 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in SendInput) (*Out
 			}
 			return r.deliver(Delivery{Trigger: trigger, Variables: in.Variables, Message: in.Message, Files: in.Files})
 		}
+		r.traceDisposition(DispositionTurn)
 		if strings.TrimSpace(in.Message) == "" {
 			return nil, &EmptyMessageError{SessionID: id}
 		}

@@ -219,6 +219,7 @@ func (r *run) replyOnlyCall(st *spec.State, directive string) error {
 // reply answers a message to a session parked at a human state (spec 02 §3.6): the person's
 // message, one reply-only call, and the park again on the unchanged record.
 func (r *run) reply(text string) (*Outcome, error) {
+	r.traceDisposition(DispositionReply)
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return nil, &EmptyMessageError{SessionID: r.id, Reply: true}
@@ -251,6 +252,7 @@ func (r *run) reply(text string) (*Outcome, error) {
 
 // decide applies a person's decision (spec 02 §3.4) and continues the turn at the target.
 func (r *run) decide(d Decision) (*Outcome, error) {
+	r.traceDisposition(DispositionDecide)
 	if !r.parked(ChannelDecision) {
 		return nil, &SessionNotParkedError{SessionID: r.id}
 	}
@@ -305,6 +307,7 @@ func decisionTargets(pending *PendingDecision, sp *spec.MachineSpec, to string) 
 // variables seeded locked, the [event] note and the person's message committed together,
 // then the loop continues in the parked state.
 func (r *run) deliver(d Delivery) (*Outcome, error) {
+	r.traceDisposition(DispositionDeliver)
 	if d.ID != "" && slices.Contains(r.rec.DeliveryIDs, d.ID) {
 		return nil, &DuplicateDeliveryError{SessionID: r.id, ID: d.ID}
 	}

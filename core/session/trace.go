@@ -49,7 +49,7 @@ const (
 	AttrStep        = "archmax.step"        // the turn's step count at this step (1-based, across invocations)
 	AttrStepResult  = "archmax.step.result" // moved, settled, failed (routed through on_error), yielded, stayed
 	AttrTurnID      = "archmax.turn.id"     // the turn's id (a continuation keeps it)
-	AttrDisposition = "archmax.disposition" // turn, decide, reply, deliver
+	AttrDisposition = "archmax.disposition" // turn, reply, decide, deliver (a wake is a delivery)
 	AttrContinued   = "archmax.turn.continued"
 	AttrOutcome     = "archmax.outcome" // the Outcome's kind: completed, parked, running, …
 	AttrStatus      = "archmax.status"  // the session's status after the call
@@ -106,6 +106,8 @@ type runTrace struct {
 	parent   trace.Span            // where model and tool spans nest: the turn, a step, a script
 	open     map[string]trace.Span // tool and delegation spans by call id, until their result
 	outer    map[string]trace.Span // an agent script's call id → the parent it replaced
+	// disposition is what the call started on (traceDisposition), on the call's goroutine
+	disposition Disposition
 }
 
 type runTraceKey struct{}
@@ -175,14 +177,41 @@ func (r *run) endTurnSpan(out *Outcome, err error) {
 	s := rt.turn
 	s.SetAttributes(attribute.String(AttrTurnID, r.turnID()), attribute.String(AttrState, r.rec.State),
 		attribute.Bool(AttrContinued, r.continuing), attribute.Int(AttrSteps, r.callSteps))
-	if r.disposition != "" {
-		s.SetAttributes(attribute.String(AttrDisposition, string(r.disposition)))
+	if d := r.spanDisposition(out); d != "" {
+		s.SetAttributes(attribute.String(AttrDisposition, string(d)))
 	}
 	if out != nil {
 		s.SetAttributes(attribute.String(AttrOutcome, string(out.Kind)), attribute.String(AttrStatus, string(out.Status)))
 	}
 	failSpan(s, err)
 	s.End()
+}
+
+// traceDisposition records what the call is — a turn, a reply, a decision, a delivery — as
+// it starts on it: the turn span carries it even when the call is refused or fails before
+// it settles (r.disposition is set only as a call settles, and never for a plain turn).
+func (r *run) traceDisposition(d Disposition) {
+	if r.tr != nil {
+		r.tr.disposition = d
+	}
+}
+
+// spanDisposition is the turn span's archmax.disposition: the outcome's, else what the
+// call was classified as (a continuation without one carries on a turn); "" for a call
+// that never got to one (a wake or a continuation skipped, a call refused before it
+// loaded the session's state).
+func (r *run) spanDisposition(out *Outcome) Disposition {
+	switch {
+	case out != nil && out.Disposition != "":
+		return out.Disposition
+	case r.disposition != "":
+		return r.disposition
+	case r.tr.disposition != "":
+		return r.tr.disposition
+	case r.continuing:
+		return DispositionTurn
+	}
+	return ""
 }
 
 // failSpan marks s failed by err's name (never its text, TR22-3).

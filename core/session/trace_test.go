@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -217,6 +218,9 @@ func TestTraceSpanTreeOfATurn(t *testing.T) {
 	if !isChildOf(child, del) {
 		t.Errorf("the child's turn span is not under the delegation span: parent %v", child.Parent)
 	}
+	if strAttr(t, turn, AttrDisposition) != "turn" || strAttr(t, child, AttrDisposition) != "turn" {
+		t.Errorf("dispositions: the turn's %s, the child's %s; want turn", strAttr(t, turn, AttrDisposition), strAttr(t, child, AttrDisposition))
+	}
 	if strAttr(t, child, AttrSessionID) != "s1~1" || strAttr(t, child, AttrWorkflow) != "helper" {
 		t.Errorf("child turn attributes %v", child.Attributes)
 	}
@@ -297,6 +301,9 @@ func TestTraceContinuationFromTheCheckpoint(t *testing.T) {
 	}
 	if !second.Parent.IsRemote() {
 		t.Error("the continued turn's parent is not the stored (remote) context")
+	}
+	if strAttr(t, first, AttrDisposition) != "turn" || strAttr(t, second, AttrDisposition) != "turn" {
+		t.Errorf("a continued turn's dispositions %s, %s; want turn", strAttr(t, first, AttrDisposition), strAttr(t, second, AttrDisposition))
 	}
 	if got := strAttr(t, second, AttrContinued); got != "true" {
 		t.Errorf("continued = %s", got)
@@ -437,4 +444,113 @@ func TestTraceChildAcrossInvocations(t *testing.T) {
 			t.Error("the first invocation's delegation, still running when it yielded, is not marked unfinished")
 		}
 	}
+}
+
+// Every call's turn span says what the call was — archmax.disposition turn, reply,
+// decide or deliver (a wake is a delivery) — also when the call is refused or fails part
+// way; a wake that finds nothing due ran nothing and has none.
+func TestTraceDispositionOfEveryCall(t *testing.T) {
+	traced := func(flow string) (*harness, *tracetest.InMemoryExporter) {
+		h := newHarness(t, flow, nil)
+		exp := tracetest.NewInMemoryExporter()
+		h.cfg.TracerProvider = sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+		return h, exp
+	}
+	// turnOf runs fn and returns its one turn span's disposition ("" none) and status
+	turnOf := func(exp *tracetest.InMemoryExporter, fn func()) (string, codes.Code) {
+		t.Helper()
+		exp.Reset()
+		fn()
+		turn := spanTree{t: t, spans: exp.GetSpans()}.one("turn wf")
+		d, _ := attrOf(turn, AttrDisposition)
+		return d.AsString(), turn.Status.Code
+	}
+	check := func(what, got, want string, code, wantCode codes.Code) {
+		t.Helper()
+		if got != want || code != wantCode {
+			t.Errorf("%s: disposition %q status %v, want %q %v", what, got, code, want, wantCode)
+		}
+	}
+	ctx := context.Background()
+	failing := func(*model.Request) (*model.Response, error) {
+		return nil, &model.CallError{Code: "AccessDeniedException", Status: 403, Message: "denied"}
+	}
+
+	// a human park: a turn, replies, a refused and an accepted decision
+	h, exp := traced(reviewFlow)
+	var parked *Outcome
+	d, c := turnOf(exp, func() {
+		h.script(calls("", advance("review", "ready")), says("Handed over."))
+		parked = h.send("s1", "go", nil)
+	})
+	check("a message that starts the session", d, "turn", c, codes.Unset)
+	d, c = turnOf(exp, func() { h.script(says("Still with finance.")); h.send("s1", "Any news?", nil) })
+	check("a message to a decision park", d, "reply", c, codes.Unset)
+	d, c = turnOf(exp, func() {
+		if _, err := h.engine().Reply(ctx, "s1", "  "); err == nil {
+			t.Error("an empty reply was accepted")
+		}
+	})
+	check("a refused reply", d, "reply", c, codes.Error)
+	d, c = turnOf(exp, func() {
+		if _, err := h.engine().Decide(ctx, "s1", Decision{To: "nowhere"}); err == nil {
+			t.Error("a decision for no transition was accepted")
+		}
+	})
+	check("a refused decision", d, "decide", c, codes.Error)
+	d, c = turnOf(exp, func() {
+		h.script(says("Published."))
+		if _, err := h.engine().Decide(ctx, "s1", Decision{To: "publish", ParkID: parked.Pending.ParkID}); err != nil {
+			t.Error(err)
+		}
+	})
+	check("a decision", d, "decide", c, codes.Unset)
+	d, c = turnOf(exp, func() {
+		h.script(failing)
+		if _, err := h.engine().Send(ctx, "s1", SendInput{Message: "one more thing"}); err == nil {
+			t.Error("the turn's model call did not fail")
+		}
+	})
+	check("a turn whose model call fails", d, "turn", c, codes.Error)
+
+	// an input park: a delivery, a wake too early, a wake when due
+	h, exp = traced(strings.Replace(waitFlow, "    budget: { maxParks: 1 }\n", "", 1))
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	h.cfg.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	d, c = turnOf(exp, func() {
+		h.script(calls("", call{"archmax_wait", map[string]any{"reason": "the courier", "until": "30m"}}), says("Waiting."))
+		parked = h.send("s1", "track it", nil)
+	})
+	check("a message that parks", d, "turn", c, codes.Unset)
+	d, c = turnOf(exp, func() {
+		_, skipped, err := h.engine().Wake(ctx, "s1", parked.Pending.ParkID)
+		if err != nil || skipped == nil {
+			t.Errorf("early wake: %v %+v", err, skipped)
+		}
+	})
+	check("a wake not yet due", d, "", c, codes.Unset)
+	mu.Lock()
+	now = now.Add(31 * time.Minute)
+	mu.Unlock()
+	d, c = turnOf(exp, func() {
+		h.script(calls("", call{"archmax_wait", map[string]any{"reason": "again", "until": "30m"}}), says("Waiting again."))
+		if _, skipped, err := h.engine().Wake(ctx, "s1", parked.Pending.ParkID); err != nil || skipped != nil {
+			t.Errorf("wake: %v %+v", err, skipped)
+		}
+	})
+	check("a wake when due", d, "deliver", c, codes.Unset)
+	d, c = turnOf(exp, func() {
+		h.script(says("Got it."))
+		if _, err := h.engine().Deliver(ctx, "s1", Delivery{Trigger: "courier", Variables: map[string]any{"scan": "in"}}); err != nil {
+			t.Error(err)
+		}
+	})
+	check("a delivery", d, "deliver", c, codes.Unset)
+	d, c = turnOf(exp, func() {
+		if _, err := h.engine().Deliver(ctx, "s1", Delivery{Trigger: "courier"}); err == nil {
+			t.Error("a delivery to a session not waiting was accepted")
+		}
+	})
+	check("a refused delivery", d, "deliver", c, codes.Error)
 }
