@@ -15,15 +15,16 @@ import (
 // Budgets (the host file's `budgets:`, DECISIONS BU22-1…): limits on what a session's
 // model calls spend, in tokens (input + output) and USD (Config.Pricing's costs), per turn
 // (one call: Send, a decision, a delivery, a wake — a continuation carries its call's turn
-// on), per session lifetime (a sub-workflow child's usage included, as the roll-up adds it)
-// and per workflow per UTC day (one store.UsageCounter item of every session of the
+// on), per session lifetime (a sub-workflow child's usage included: rolled in when it
+// settles or parks, and checked by the child at each of its steps, BU22-10) and per workflow per UTC day (one store.UsageCounter item of every session of the
 // workflow). A limit is reached when the usage is at or over it. The step that reaches it
 // is committed — its tokens were spent — and the call then stops at the next step
 // boundary, before any further model call or move: the session settles rejected (as the
 // step limit settles it, BU22-5) with a *BudgetExceededError's text as its reason and as
 // its lastError (code BudgetExceededCode), after a warning event (scope "budget"). A new
 // turn on a session or workflow whose lifetime or daily budget is already spent is
-// refused before anything is written (Send's *BudgetExceededError).
+// refused before anything is written (Send's *BudgetExceededError), and so is a reply,
+// decision or delivery a caller sends to a parked session (BU22-11).
 
 // BudgetExceededCode is the stable code of a stop on a budget: the lastError code, the
 // warning event's code and the HTTP error code (metrics key on it).
