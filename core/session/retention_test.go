@@ -34,11 +34,11 @@ func TestSessionTTLSetsTheHeadsExpiry(t *testing.T) {
 		t.Errorf("after a later turn ExpiresAt = %d, want %d: refreshed by the activity", head.ExpiresAt, want)
 	}
 	e := h.engine()
-	if got := e.expiresAt("s1~1"); got != 0 {
+	if got := e.expiresAt("s1~1", ""); got != 0 {
 		t.Errorf("a child's expiry = %d, want none", got)
 	}
 	h.cfg.SessionTTL = 0
-	if got := h.engine().expiresAt("s1"); got != 0 {
+	if got := h.engine().expiresAt("s1", ""); got != 0 {
 		t.Errorf("without a TTL the expiry = %d", got)
 	}
 }
@@ -117,5 +117,70 @@ func TestDeleteExpiredByLocalSweep(t *testing.T) {
 	must(t, h.log.Release(ctx, "rootx", "a-turn"))
 	if n, err := s.DeleteExpiredBy(ctx, now.Add(2*time.Hour)); err != nil || n != 1 {
 		t.Errorf("once it settled: %d, %v", n, err)
+	}
+}
+
+// RD22-15: a session parked on a timed wake later than its retention (retention 1h,
+// `archmax_wait until: 3h`) is kept at least the TTL past the wake, so neither DynamoDB's TTL
+// nor the local sweep deletes it before it wakes; once it woke, the expiry counts from then.
+func TestExpiryIsNeverBeforeTheTimedWake(t *testing.T) {
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	h := newHarness(t, waitFlow, nil)
+	h.cfg.Scheduler = &fakeScheduler{}
+	h.cfg.Clock = func() time.Time { return now }
+	h.cfg.SessionTTL = time.Hour
+	h.script(calls("", call{"archmax_wait", map[string]any{"reason": "a timer", "until": "3h"}}), says("Back in 3 hours."))
+	out := h.send("s1", "wait for it", nil)
+	if out.Kind != KindParked {
+		t.Fatalf("wait: %+v", out)
+	}
+	head, err := h.log.Get(context.Background(), "s1")
+	must(t, err)
+	if want := now.Add(4 * time.Hour).Unix(); head.ExpiresAt != want {
+		t.Errorf("ExpiresAt = %s, want the wake (3h) plus the TTL (1h): %s", time.Unix(head.ExpiresAt, 0).UTC(), time.Unix(want, 0).UTC())
+	}
+	if n, err := NewSessions(h.log, h.files, nil).DeleteExpiredBy(context.Background(), now.Add(2*time.Hour)); err != nil || n != 0 {
+		t.Errorf("the sweep past the TTL, before the wake: deleted %d, %v", n, err)
+	}
+}
+
+// RD22-16: with retention turned off, a session that still carries an expiry from before is
+// kept — the engines' sweep deletes nothing, however far past the expiry — and its next
+// commit clears the expiry; with retention on, the same sweep deletes it.
+func TestRetentionOffKeepsSessionsThatCarryAnExpiry(t *testing.T) {
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	h := newHarness(t, twoAgents, nil)
+	h.cfg.Clock = func() time.Time { return now }
+	h.cfg.SessionTTL = time.Hour
+	h.script(says("hello"))
+	h.send("s1", "hi", nil)
+	head, err := h.log.Get(context.Background(), "s1")
+	must(t, err)
+	if head.ExpiresAt == 0 {
+		t.Fatal("no expiry with retention on")
+	}
+	off := h.cfg
+	off.SessionTTL = 0
+	later := now.Add(48 * time.Hour)
+	if n, err := NewEngines(off).DeleteExpiredBy(context.Background(), later); err != nil || n != 0 {
+		t.Fatalf("the sweep with retention off deleted %d, %v", n, err)
+	}
+	if _, err := h.log.Get(context.Background(), "s1"); err != nil {
+		t.Fatalf("the session with retention off: %v", err)
+	}
+	h.cfg.SessionTTL = 0
+	h.script(says("again"))
+	h.send("s1", "still here?", nil)
+	if head, err = h.log.Get(context.Background(), "s1"); err != nil || head.ExpiresAt != 0 {
+		t.Fatalf("a commit with retention off left the expiry %d (%v)", head.ExpiresAt, err)
+	}
+	// on again: a session whose expiry passed is deleted by the same sweep
+	on := h.cfg
+	on.SessionTTL = time.Hour
+	h.cfg.SessionTTL = time.Hour
+	h.script(says("once more"))
+	h.send("s1", "and now?", nil)
+	if n, err := NewEngines(on).DeleteExpiredBy(context.Background(), later.Add(48*time.Hour)); err != nil || n != 1 {
+		t.Fatalf("the sweep with retention on deleted %d, %v", n, err)
 	}
 }

@@ -249,7 +249,7 @@ func (r *run) commit() error {
 		h.ParkDue = spec.FormatInstant(r.e.cfg.Clock().Add(StrandedAfter + r.e.cfg.LeaseTTL))
 	}
 	h.Lease = nil
-	h.ExpiresAt = r.e.expiresAt(r.id) // retention from the last activity (retention.go)
+	h.ExpiresAt = r.e.expiresAt(r.id, h.ParkDue) // retention from the last activity, or the next wake (retention.go)
 	c := &store.Commit{ExpectedVersion: r.head.Version, Head: h, Messages: r.pendingMsgs, Trail: r.pendingTrail, Events: r.pendingEvents}
 	// a commit must land even when the caller's context was just cancelled: what ran is kept
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), r.e.cfg.LeaseTTL)
@@ -499,7 +499,7 @@ func (r *run) commitFailureOnly(te *TurnError) error {
 	}
 	h := *r.head
 	h.Body, h.UpdatedAt, h.Lease, h.ParkDue = body, r.e.now(), nil, "" // given up: the sweep leaves it
-	h.ExpiresAt = r.e.expiresAt(r.id)
+	h.ExpiresAt = r.e.expiresAt(r.id, h.ParkDue)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), r.e.cfg.LeaseTTL)
 	defer cancel()
 	stored, err := r.e.cfg.Log.Commit(cctx, r.id, r.owner, &store.Commit{ExpectedVersion: r.head.Version, Head: h})

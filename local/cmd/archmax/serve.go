@@ -277,10 +277,14 @@ func (s *server) rearm(ctx context.Context) error {
 }
 
 // sweep wakes every overdue park (the wake function's sweep) and deletes the sessions whose
-// retention expired (the host file's retention:; on AWS DynamoDB's TTL does it, RD22-12).
+// retention expired (the host file's retention:; on AWS DynamoDB's TTL does it, RD22-12) —
+// only while retention is configured: turned off, it deletes none (RD22-16).
 func (s *server) sweep(ctx context.Context) {
 	s.wakes.Sweep(ctx)
-	n, err := s.engines.Sessions().DeleteExpiredBy(ctx, time.Now())
+	if err := s.engines.Refresh(ctx); err != nil {
+		return // the host file does not load: its retention is not known, nothing is deleted
+	}
+	n, err := s.engines.DeleteExpiredBy(ctx, time.Now())
 	if n > 0 {
 		s.log.Info("expired sessions deleted", "count", n)
 	}

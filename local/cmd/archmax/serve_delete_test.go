@@ -47,8 +47,21 @@ func TestServeDeletesASession(t *testing.T) {
 	}
 }
 
-// RD22-12: `archmax serve`'s sweep deletes a session whose retention expired.
+// RD22-12: `archmax serve`'s sweep deletes a session whose retention expired — only while
+// retention is configured (RD22-16): turned off, a session that still carries an expiry from
+// before is kept.
 func TestServeSweepDeletesExpiredSessions(t *testing.T) {
+	t.Run("retention", func(t *testing.T) {
+		t.Setenv("ARCHMAX_SESSION_TTL", "1h")
+		serveSweep(t, true)
+	})
+	t.Run("no retention", func(t *testing.T) {
+		t.Setenv("ARCHMAX_SESSION_TTL", "")
+		serveSweep(t, false)
+	})
+}
+
+func serveSweep(t *testing.T, retention bool) {
 	srv, base, stop := serveOn(t, time.Now().Add(time.Hour))
 	if status, body := post(t, base, "/v1/workflows/courier/sessions/old/turns", `{"message":"track parcel 7"}`); status != 200 {
 		t.Fatalf("wait: %d %v", status, body)
@@ -73,8 +86,10 @@ func TestServeSweepDeletesExpiredSessions(t *testing.T) {
 		}
 	}
 	srv.sweep(ctx)
-	if _, err := log.Get(ctx, "old"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := log.Get(ctx, "old"); retention && !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the expired session after the sweep: %v", err)
+	} else if !retention && err != nil {
+		t.Errorf("with retention off the sweep deleted a session that carried an expiry: %v", err)
 	}
 	if _, err := log.Get(ctx, "new"); err != nil {
 		t.Errorf("the session not yet expired: %v", err)
