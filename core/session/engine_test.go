@@ -62,7 +62,7 @@ func TestAgentAdvanceThenEndTurn(t *testing.T) {
 	if req.Metadata["archmax.state"] != "answer" || req.Metadata["archmax.turn"] != "1" || req.Metadata["archmax.role"] != "agent" {
 		t.Errorf("metadata = %v", req.Metadata)
 	}
-	if sys := req.System[len(req.System)-1].Text; !strings.Contains(sys, "Answer and stop.") || !strings.Contains(sys, "This state is terminal") {
+	if sys := perCallOf(req); !strings.Contains(sys, "Answer and stop.") || !strings.Contains(sys, "This state is terminal") {
 		t.Errorf("per-call prompt = %q", sys)
 	}
 	if out.Usage == nil || out.Usage.InputTokens != 300 || out.Usage.CacheReadTokens != 50 {

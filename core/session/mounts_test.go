@@ -58,7 +58,7 @@ states:
 	if m := toolMessage(t, out, "ls", 0); strings.Contains(m.Text, "contracts") {
 		t.Errorf("the root listing shows an ungranted governed mount: %q", m.Text)
 	}
-	if sys := h.model.requests[0].System[len(h.model.requests[0].System)-1].Text; !strings.Contains(sys, "Governed mounts reachable in this state: contracts/ (read/write).") {
+	if sys := perCallOf(h.model.requests[0]); !strings.Contains(sys, "Governed mounts reachable in this state: contracts/ (read/write).") {
 		t.Errorf("prompt disclosure missing: %q", sys)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // top-level-only markers are left out of a child session's prompt.
 const platformPrompt = `# How this run works
 
-You are the agent of a governed workflow run. The run is a state machine: at every moment it stands in one state, and that state decides which tools you may use and which moves you may make. The current state's instructions and its transitions are given at the end of this prompt and change as the run moves.
+You are the agent of a governed workflow run. The run is a state machine: at every moment it stands in one state, and that state decides which tools you may use and which moves you may make. The current state's instructions and its transitions are given under the heading "Current state" — at the end of the latest message, or of this prompt — and change as the run moves.
 
 - Do the current state's work with the tools you are offered. A call the workflow does not allow is refused with a reason; read it and adapt — it is not an error in the tool.
 - When the state's work is done, move the run with ` + "`archmax_advance`" + ` to one of the listed transitions, giving the reason the next state should read. Only listed transitions exist.

@@ -38,7 +38,7 @@ const (
 )
 
 // perCallPlacement is the placement agent requests use (a benchmark measures both).
-var perCallPlacement = perCallInSystem
+var perCallPlacement = perCallAtEnd
 
 // promptCacheSetting resolves the prompt cache's switch and TTL (spec 02 §14.4), key by key:
 // the host file's prompt.cache, then the workflow's settings.prompt_cache, then

@@ -129,3 +129,21 @@ func TestMarkConversation(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// perCallOf is the per-call content of an agent request wherever it travels: the request's
+// final block after the conversation's cachePoint (perCallAtEnd), else the system prompt's
+// last block.
+func perCallOf(req *model.Request) string {
+	if n := len(req.Messages); n > 0 {
+		c := req.Messages[n-1].Content
+		if k := len(c); k >= 2 && c[k-1].Kind == model.BlockText && c[k-2].Kind == model.BlockCachePoint {
+			return c[k-1].Text
+		}
+		if k := len(c); k == 1 && n >= 2 && c[0].Kind == model.BlockText {
+			if p := req.Messages[n-2].Content; len(p) > 0 && p[len(p)-1].Kind == model.BlockCachePoint {
+				return c[0].Text
+			}
+		}
+	}
+	return req.System[len(req.System)-1].Text
+}

@@ -41,8 +41,7 @@ func TestPromptClockPinnedPerCall(t *testing.T) {
 	pinned := time.Date(2026, 3, 20, 14, 37, 0, 0, time.UTC)
 	_, err := h.engine().Send(WithPromptClock(context.Background(), pinned), "pc", SendInput{Message: "hi", Variables: map[string]any{"topic": "x"}})
 	must(t, err)
-	sys := h.model.requests[0].System
-	if text := sys[len(sys)-1].Text; !strings.Contains(text, "2026-03-20 14:30") {
+	if text := perCallOf(h.model.requests[0]); !strings.Contains(text, "2026-03-20 14:30") {
 		t.Errorf("prompt clock line not pinned: %q", text[max(0, len(text)-300):])
 	}
 }

@@ -225,6 +225,30 @@ func (s *Server) serve(r *http.Request, rec *RecordedRequest) (entry *scripted.E
 	return entry, nil, http.StatusOK, "", nil
 }
 
+// perCallOf is the text block archmax's engine sends its per-call content in when the prompt
+// cache is on (the state's instructions, transitions and clock line, after the conversation's
+// cachePoint): the request's final block, when it is text and a cachePoint comes right
+// before it — in its message, or at the end of the message before; nil otherwise.
+func perCallOf(req *wireRequest) *wireBlock {
+	n := len(req.Messages)
+	if n == 0 || req.Messages[n-1].Role != "user" {
+		return nil
+	}
+	c := req.Messages[n-1].Content
+	k := len(c)
+	switch {
+	case k == 0 || c[k-1].Text == nil:
+		return nil
+	case k >= 2 && c[k-2].CachePoint != nil:
+		return &c[k-1]
+	case k == 1 && n >= 2:
+		if p := req.Messages[n-2].Content; len(p) > 0 && p[len(p)-1].CachePoint != nil {
+			return &c[0]
+		}
+	}
+	return nil
+}
+
 func failure(status int, errType, msg string) (int, string, []byte) {
 	body, _ := json.Marshal(map[string]string{"message": msg})
 	return status, errType, body
@@ -232,19 +256,21 @@ func failure(status int, errType, msg string) (int, string, []byte) {
 
 // callOf builds the scripted call from the request: role (default agent), state and turn from
 // requestMetadata; the newest user text is the last text block of the last user message that
-// has one; the system prompt is its text blocks joined by newlines.
+// has one; the system prompt is its text blocks joined by newlines. The runtime's per-call
+// content sent at the end of the request (perCallOf) counts as system prompt, not user text.
 func callOf(req *wireRequest) scripted.Call {
 	c := scripted.Call{Role: req.RequestMetadata[MetaRole], State: req.RequestMetadata[MetaState]}
 	if c.Role == "" {
 		c.Role = "agent"
 	}
 	c.Turn, _ = strconv.Atoi(req.RequestMetadata[MetaTurn])
+	perCall := perCallOf(req)
 	for i := len(req.Messages) - 1; i >= 0 && c.LastUserText == ""; i-- {
 		if req.Messages[i].Role != "user" {
 			continue
 		}
-		for _, b := range req.Messages[i].Content {
-			if b.Text != nil {
+		for j := range req.Messages[i].Content {
+			if b := &req.Messages[i].Content[j]; b.Text != nil && b != perCall {
 				c.LastUserText = *b.Text
 			}
 		}
@@ -254,6 +280,9 @@ func callOf(req *wireRequest) scripted.Call {
 		if b.Text != nil {
 			system = append(system, *b.Text)
 		}
+	}
+	if perCall != nil {
+		system = append(system, *perCall.Text)
 	}
 	c.System = strings.Join(system, "\n")
 	if req.ToolConfig != nil {

@@ -282,7 +282,10 @@ steps:
 	if !found {
 		t.Error("the mocked result did not reach the model")
 	}
-	if sys := second.System[len(second.System)-1].Text; !strings.Contains(sys, "2026-03-20 14:30") {
+	// the per-call content: the system prompt's last block, or (prompt cache on) the request's
+	// final block, after the conversation's cachePoint
+	last := second.Messages[len(second.Messages)-1].Content
+	if sys := second.System[len(second.System)-1].Text + last[len(last)-1].Text; !strings.Contains(sys, "2026-03-20 14:30") {
 		t.Error("the prompt clock is not the case's")
 	}
 }

@@ -229,6 +229,16 @@ func (m *shopModel) Converse(_ context.Context, req *model.Request) (*model.Resp
 	for _, b := range req.System {
 		system.WriteString(b.Text)
 	}
+	// with the prompt cache on, the per-call content (the current state, its edges) is the
+	// request's final block, after the conversation's cachePoint: system text, not user text
+	var perCall *model.Block
+	if n := len(req.Messages); n > 0 {
+		c := req.Messages[n-1].Content
+		if k := len(c); k >= 2 && c[k-2].Kind == model.BlockCachePoint && c[k-1].Kind == model.BlockText {
+			perCall = &c[k-1]
+			system.WriteString(perCall.Text)
+		}
+	}
 	state := ""
 	if ms := currentState.FindAllStringSubmatch(system.String(), -1); len(ms) > 0 {
 		state = ms[len(ms)-1][1]
@@ -245,7 +255,7 @@ func (m *shopModel) Converse(_ context.Context, req *model.Request) (*model.Resp
 				if b.ToolUse.Name == "charge" && opening == "" {
 					charged = true
 				}
-			case b.Kind == model.BlockText && msg.Role == model.RoleUser:
+			case b.Kind == model.BlockText && msg.Role == model.RoleUser && (perCall == nil || b.Text != perCall.Text):
 				text += b.Text + "\n"
 			}
 		}

@@ -446,6 +446,16 @@ func (m *goldenModel) Converse(_ context.Context, req *model.Request) (*model.Re
 	for _, b := range req.System {
 		system.WriteString(b.Text)
 	}
+	// with the prompt cache on, the per-call content (the current state, its edges) is the
+	// request's final block, after the conversation's cachePoint: system text, not an opening
+	var perCall *model.Block
+	if n := len(req.Messages); n > 0 {
+		c := req.Messages[n-1].Content
+		if k := len(c); k >= 2 && c[k-2].Kind == model.BlockCachePoint && c[k-1].Kind == model.BlockText {
+			perCall = &c[k-1]
+			system.WriteString(perCall.Text)
+		}
+	}
 	state := ""
 	if ms := currentState.FindAllStringSubmatch(system.String(), -1); len(ms) > 0 {
 		state = ms[len(ms)-1][1]
@@ -457,7 +467,7 @@ func (m *goldenModel) Converse(_ context.Context, req *model.Request) (*model.Re
 			case b.Kind == model.BlockToolUse:
 				calls++
 				used[b.ToolUse.Name] = true
-			case b.Kind == model.BlockText && msg.Role == model.RoleUser:
+			case b.Kind == model.BlockText && msg.Role == model.RoleUser && (perCall == nil || b.Text != perCall.Text):
 				opening, used = b.Text, map[string]bool{}
 			}
 		}
