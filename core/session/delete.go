@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/spec"
@@ -20,14 +21,45 @@ const StatusDeleting Status = "deleting"
 
 // DeleteLeaseTTL is how long Delete holds the writer lease of each session it deletes: the
 // time a deletion stopped part-way (a crashed process) keeps a repeat out with
-// *SessionNotResumableError before the repeat can finish it.
+// *SessionDeletingError (its LeaseExpiresAt) before the repeat can finish it.
 const DeleteLeaseTTL = time.Minute
 
 // SessionDeletingError: the session is being deleted (a deletion began and has not
-// finished); no call runs on it. HTTP 409. Repeating the delete finishes it.
-type SessionDeletingError struct{ SessionID string }
+// finished); no call runs on it. HTTP 409. Repeating the delete finishes it — once
+// LeaseExpiresAt has passed when another delete holds the session (RD22-17).
+type SessionDeletingError struct {
+	SessionID string
+	// LeaseExpiresAt (ISO-8601) is when the deletion holding the session lets go of it: a
+	// concurrent delete, or one that stopped part-way; "" when no delete holds it.
+	LeaseExpiresAt string
+}
 
-func (e *SessionDeletingError) Error() string { return sessionDeletingMessage(e.SessionID) }
+func (e *SessionDeletingError) Error() string {
+	return sessionDeletingMessage(e.SessionID, e.LeaseExpiresAt)
+}
+
+// Delete's lease owners: "delete/…" (Delete) and "expire/…" (DeleteExpired).
+const (
+	deleteOwnerPrefix = "delete/"
+	expireOwnerPrefix = "expire/"
+)
+
+// leaseHeld is the refusal of a call that found id's lease held by another writer, naming
+// report (id, or the root whose delete found it): *SessionDeletingError when a deletion holds
+// it or the session is marked deleting, else *SessionNotResumableError (a turn runs) — each
+// with the lease's expiry (RD22-17).
+func leaseHeld(ctx context.Context, log store.Log, id, report string) error {
+	h, err := log.Get(ctx, id)
+	var expires string
+	if err == nil && h.Lease != nil {
+		expires = spec.FormatInstant(h.Lease.ExpiresAt)
+	}
+	if err == nil && (Status(h.Status) == StatusDeleting || h.Lease != nil &&
+		(strings.HasPrefix(h.Lease.Owner, deleteOwnerPrefix) || strings.HasPrefix(h.Lease.Owner, expireOwnerPrefix))) {
+		return &SessionDeletingError{SessionID: report, LeaseExpiresAt: expires}
+	}
+	return &SessionNotResumableError{SessionID: report, Status: string(StatusRunning), LeaseExpiresAt: expires}
+}
 
 // Name returns the error name.
 func (e *SessionDeletingError) Name() string { return "SessionDeletingError" }
@@ -61,9 +93,10 @@ type claimed struct {
 // tied to it: store.IdempotencyTier), the head last. The shared spec snapshots (_specs/) are
 // never touched.
 //
-// Order: every session of the tree is leased first — a live lease on any of them (a turn
-// runs) refuses the delete with *SessionNotResumableError (HTTP 409: retry once the turn
-// settles) and changes nothing; then each head is marked StatusDeleting (root first); then
+// Order: every session of the tree is leased first — a live lease on any of them refuses the
+// delete and changes nothing: *SessionNotResumableError when a turn runs (HTTP 409: retry once
+// the turn settles), *SessionDeletingError when another delete holds it (a concurrent one, or
+// one stopped part-way: repeat after its LeaseExpiresAt); then each head is marked StatusDeleting (root first); then
 // the sessions are removed deepest child first, each as schedule, files, blobs, items, head.
 // A deletion stopped anywhere is finished by a repeated Delete.
 //
@@ -84,7 +117,7 @@ func (s *Sessions) Delete(ctx context.Context, sessionID string) (bool, error) {
 
 // deleteTree is Delete of id without the child refusal.
 func (s *Sessions) deleteTree(ctx context.Context, id string) (bool, error) {
-	owner := "delete/" + newMessageID()[1:9]
+	owner := deleteOwnerPrefix + newMessageID()[1:9]
 	var tree []*claimed
 	release := func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -143,7 +176,7 @@ func (s *Sessions) DeleteExpired(ctx context.Context, sessionID string, record j
 	if err := refuseChild(id); err != nil {
 		return false, err
 	}
-	owner := "expire/" + newMessageID()[1:9]
+	owner := expireOwnerPrefix + newMessageID()[1:9]
 	h, err := s.log.Acquire(ctx, id, owner, DeleteLeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
 		return false, nil // a new session's writer holds the id
@@ -183,15 +216,12 @@ func (s *Sessions) DeleteExpired(ctx context.Context, sessionID string, record j
 }
 
 // claim leases id and, through their records' dispatch counts, its descendants, appending
-// each to tree parent first. A lease held by a writer is *SessionNotResumableError on root.
+// each to tree parent first. A lease held by a writer is *SessionNotResumableError on root,
+// one held by another delete *SessionDeletingError (leaseHeld).
 func (s *Sessions) claim(ctx context.Context, root, id, owner string, tree *[]*claimed) error {
 	h, err := s.log.Acquire(ctx, id, owner, DeleteLeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
-		busy := &SessionNotResumableError{SessionID: root, Status: string(StatusRunning)}
-		if g, gerr := s.log.Get(ctx, id); gerr == nil && g.Lease != nil {
-			busy.LeaseExpiresAt = spec.FormatInstant(g.Lease.ExpiresAt)
-		}
-		return busy
+		return leaseHeld(ctx, s.log, id, root)
 	}
 	if err != nil {
 		return err
@@ -297,8 +327,10 @@ func (s *Sessions) DeleteExpiredBy(ctx context.Context, now time.Time) (int, err
 	for _, id := range due {
 		deleted, err := s.Delete(ctx, id)
 		var busy *SessionNotResumableError
+		var deleting *SessionDeletingError
 		switch {
 		case errors.As(err, &busy): // a turn runs on it: it is not idle after all
+		case errors.As(err, &deleting): // another delete holds it: it finishes, or the next sweep does
 		case err != nil:
 			errs = append(errs, fmt.Errorf("delete expired %s: %w", id, err))
 		case deleted:

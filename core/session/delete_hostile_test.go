@@ -3,7 +3,9 @@ package session
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/archmax-ai/archmax/core/spec"
 )
@@ -30,5 +32,46 @@ func TestStoreInternalNamesAreNoSession(t *testing.T) {
 		if _, err := h.files.Read(ctx, k); err != nil {
 			t.Errorf("marker %s: %v", k, err)
 		}
+	}
+}
+
+// RD22-17: a session another delete holds — two DELETEs at once, or one that stopped
+// part-way within its lease's minute — refuses a delete and every call with
+// *SessionDeletingError and the lease's expiry, not the "turn in progress" of a running turn.
+func TestADeletesLeaseHasItsOwnRefusal(t *testing.T) {
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	h := newHarness(t, twoAgents, nil)
+	h.log.Clock = func() time.Time { return now }
+	h.cfg.Clock = func() time.Time { return now }
+	deleteFixture(t, h)
+	ctx := context.Background()
+	for _, owner := range []string{deleteOwnerPrefix + "winner", expireOwnerPrefix + "stream"} {
+		if _, err := h.log.Acquire(ctx, "root~1", owner, DeleteLeaseTTL); err != nil { // the winner holds the tree
+			t.Fatal(err)
+		}
+		var deleting *SessionDeletingError
+		_, err := NewSessions(h.log, h.files, nil).Delete(ctx, "root")
+		if !errors.As(err, &deleting) || deleting.SessionID != "root" || deleting.LeaseExpiresAt != spec.FormatInstant(now.Add(DeleteLeaseTTL)) {
+			t.Fatalf("%s: the losing delete = %v, want *SessionDeletingError with the lease's expiry", owner, err)
+		}
+		if strings.Contains(err.Error(), "turn in progress") || !strings.Contains(err.Error(), deleting.LeaseExpiresAt) {
+			t.Errorf("%s: the refusal's text: %s", owner, err)
+		}
+		if _, err := h.log.Acquire(ctx, "rootx", owner, DeleteLeaseTTL); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.engine().Send(ctx, "rootx", SendInput{Message: "hello?"}); !errors.As(err, &deleting) || deleting.LeaseExpiresAt == "" {
+			t.Errorf("%s: a message to a session a delete holds = %v", owner, err)
+		}
+		must(t, h.log.Release(ctx, "root~1", owner))
+		must(t, h.log.Release(ctx, "rootx", owner))
+	}
+	// a turn's lease is still the turn's refusal
+	if _, err := h.log.Acquire(ctx, "rootx", "engine/turn", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var busy *SessionNotResumableError
+	if _, err := h.engine().Send(ctx, "rootx", SendInput{Message: "hello?"}); !errors.As(err, &busy) {
+		t.Errorf("a message while a turn runs = %v", err)
 	}
 }

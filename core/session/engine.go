@@ -335,14 +335,9 @@ func (e *Engine) withSessionOf(ctx context.Context, id string, newTurn bool, fn 
 	owner := e.cfg.Owner + "/" + newMessageID()[1:9]
 	head, err := e.cfg.Log.Acquire(ctx, id, owner, e.cfg.LeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
-		// a live writer holds it: a call is running, whatever status it last committed
-		busy := &SessionNotResumableError{SessionID: id, Status: string(StatusRunning)}
-		if h, gerr := e.cfg.Log.Get(ctx, id); gerr == nil {
-			if h.Lease != nil {
-				busy.LeaseExpiresAt = spec.FormatInstant(h.Lease.ExpiresAt)
-			}
-		}
-		return nil, busy
+		// a live writer holds it: a call is running, whatever status it last committed — or
+		// a delete is (SessionDeletingError, delete.go)
+		return nil, leaseHeld(ctx, e.cfg.Log, id, id)
 	}
 	if err != nil {
 		return nil, err

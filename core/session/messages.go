@@ -549,7 +549,10 @@ func openingValue(v any) (string, bool) {
 }
 
 // sessionDeletingMessage is SessionDeletingError's text (RD22-2).
-func sessionDeletingMessage(id string) string {
+func sessionDeletingMessage(id, leaseExpiresAt string) string {
+	if leaseExpiresAt != "" {
+		return fmt.Sprintf("Session '%s' is being deleted: no call runs on it. Another delete holds it until %s; repeat the delete after that if the session is still there.", id, leaseExpiresAt)
+	}
 	return fmt.Sprintf("Session '%s' is being deleted: no call runs on it. Repeat the delete to finish it.", id)
 }
 

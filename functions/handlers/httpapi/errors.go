@@ -210,7 +210,11 @@ func errorResponse(err error) (status int, body ErrorBody, internal bool) {
 		return http.StatusConflict, errBody(mismatch.Name(), mismatch.Error(), map[string]any{
 			"sessionId": mismatch.SessionID, "workflow": mismatch.Workflow, "requested": mismatch.Requested}), false
 	case errors.As(err, &deleting):
-		return http.StatusConflict, errBody(deleting.Name(), deleting.Error(), map[string]any{"sessionId": deleting.SessionID}), false
+		d := map[string]any{"sessionId": deleting.SessionID}
+		if deleting.LeaseExpiresAt != "" {
+			d["leaseExpiresAt"] = deleting.LeaseExpiresAt
+		}
+		return http.StatusConflict, errBody(deleting.Name(), deleting.Error(), d), false
 	case errors.As(err, &busy):
 		d := map[string]any{"sessionId": busy.SessionID}
 		if busy.Status != "" {

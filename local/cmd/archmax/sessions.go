@@ -196,7 +196,13 @@ func deleteSession(ctx context.Context, sessions *session.Sessions, id string, o
 		var err error
 		if existed, err = sessions.Delete(ctx, id); err != nil {
 			var busy *session.SessionNotResumableError
-			if errors.As(err, &busy) {
+			var deleting *session.SessionDeletingError
+			switch {
+			case errors.As(err, &deleting) && deleting.LeaseExpiresAt != "":
+				return &worded{msg: fmt.Sprintf("session '%s' is being deleted by another delete, which holds it until %s: repeat the delete after that if it is still there", id, deleting.LeaseExpiresAt), err: err}
+			case errors.As(err, &busy) && busy.LeaseExpiresAt != "":
+				return &worded{msg: fmt.Sprintf("session '%s' has a turn running (its own or a sub-workflow's): retry the delete once the turn parks or ends (its writer's lease expires at %s)", id, busy.LeaseExpiresAt), err: err}
+			case errors.As(err, &busy):
 				return &worded{msg: fmt.Sprintf("session '%s' has a turn running (its own or a sub-workflow's): retry the delete once the turn parks or ends", id), err: err}
 			}
 			return err

@@ -69,8 +69,23 @@ func TestSessionsDelete(t *testing.T) {
 	}
 	log.Close()
 	code, _, errs = run(t, append([]string{"sessions", "--delete", "d-2"}, common...)...)
-	if code != exitFail || !strings.Contains(errs, "retry the delete once the turn parks or ends") {
-		t.Errorf("delete during a turn: exit %d, %s", code, errs)
+	if code != exitFail || !strings.Contains(errs, "retry the delete once the turn parks or ends") || !strings.Contains(errs, "lease expires at ") {
+		t.Errorf("delete during a turn: exit %d, %s (want the retry time)", code, errs)
+	}
+	// another delete holds d-2 (RD22-17): its own refusal, with the time to repeat after
+	if log, err = fs.Open(filepath.Join(store, "log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Release(context.Background(), "d-2", "a-turn"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := log.Acquire(context.Background(), "d-2", "delete/other", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	code, _, errs = run(t, append([]string{"sessions", "--delete", "d-2"}, common...)...)
+	if code != exitFail || !strings.Contains(errs, "is being deleted by another delete, which holds it until ") || strings.Contains(errs, "turn running") {
+		t.Errorf("delete during another delete: exit %d, %s", code, errs)
 	}
 	if code, _, _ := run(t, append([]string{"sessions", "d-2"}, common...)...); code != exitOK {
 		t.Errorf("the refused delete deleted: exit %d", code)
