@@ -365,3 +365,59 @@ func assertBudgetStopNoStep(t *testing.T, h *harness, out *Outcome) {
 		t.Errorf("lastError %+v", le)
 	}
 }
+
+// A wake of a delegated input park on a parent whose budget is spent: the parent stops
+// rejected before its first step, and the child it would have resumed is settled rejected
+// with it (abandoned), not left waiting under a stopped parent (BU22-12).
+func TestBudgetStopSettlesTheChildItWaitsFor(t *testing.T) {
+	const parent = `
+states:
+  intake:
+    triggers:
+      manual:
+    instructions: Hand it on.
+    tools:
+      allow: [archmax_workflow_waiter]
+    transitions:
+      - to: done
+        description: Done.
+  done:
+    instructions: Say done.
+`
+	const waiter = `
+states:
+  watch:
+    triggers:
+      manual:
+    instructions: Wait for the courier.
+    transitions:
+      - to: done
+        description: Arrived.
+  done:
+    instructions: Say done.
+`
+	h := newHarness(t, parent, map[string]string{"workflows/waiter/workflow.yaml": waiter})
+	h.model.bySession = map[string][]reply{}
+	clk := &budgetClock{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	h.cfg.Clock = clk.Now
+	// parent 220 + child 330 + the parent's closing message 110 = 660
+	h.cfg.Budgets = &hostconfig.Budgets{Workflows: map[string]hostconfig.BudgetLimits{"wf": {Lifetime: hostconfig.BudgetLimit{Tokens: 600}}}}
+	h.script(calls("", delegateCall("waiter", map[string]any{})), says("The courier is on the way."))
+	h.child("w~1", calls("", call{"archmax_wait", map[string]any{"reason": "the courier", "until": "30m"}}), says("Waiting."))
+	out := h.send("w", "send it", nil)
+	if out.Kind != KindParked || out.ParkedChannel != ChannelInput || out.Pending.Delegation == nil {
+		t.Fatalf("outcome %s %s %q", out.Kind, out.ParkedChannel, out.Rejected)
+	}
+	clk.Set(clk.Now().Add(31 * time.Minute))
+	woke, skipped, err := h.engine().Wake(context.Background(), "w", out.Pending.ParkID)
+	if err != nil || skipped != nil {
+		t.Fatalf("wake: %v %+v", err, skipped)
+	}
+	assertBudgetStopNoStep(t, h, woke)
+	if c := h.summary("w~1"); c.Status != StatusRejected || !strings.HasPrefix(c.Rejected, "Abandoned by its caller") {
+		t.Errorf("child %s %q", c.Status, c.Rejected)
+	}
+	if n := len(h.model.requests); n != 4 {
+		t.Errorf("%d model calls, want 4 (none after the wake)", n)
+	}
+}
