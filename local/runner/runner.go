@@ -17,7 +17,6 @@ import (
 
 	"github.com/archmax-ai/archmax/core/events"
 	"github.com/archmax-ai/archmax/core/host"
-	"github.com/archmax-ai/archmax/core/hostconfig"
 	"github.com/archmax-ai/archmax/core/model"
 	"github.com/archmax-ai/archmax/core/model/bedrock"
 	"github.com/archmax-ai/archmax/core/model/scripted"
@@ -223,12 +222,11 @@ func (env *Env) Config() (session.Config, error) {
 			return session.Config{}, err
 		}
 	}
-	// the session retention the host file's retention: section replaces (RD22-10)
-	var ttl time.Duration
-	if v := os.Getenv("ARCHMAX_SESSION_TTL"); v != "" {
-		if ttl, err = hostconfig.ParseRetention(v); err != nil {
-			return session.Config{}, fmt.Errorf("ARCHMAX_SESSION_TTL: %w", err)
-		}
+	// the session retention the host file's retention: section replaces (RD22-10): with the
+	// section the variable is ignored, a bad value too (RD22-18)
+	ttl, err := SessionTTL(os.Getenv, hostFile(context.Background(), authored))
+	if err != nil {
+		return session.Config{}, err
 	}
 	return session.Config{
 		Authored:   authored,

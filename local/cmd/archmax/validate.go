@@ -18,6 +18,7 @@ import (
 	"github.com/archmax-ai/archmax/core/store/fs"
 	"github.com/archmax-ai/archmax/core/validate"
 	"github.com/archmax-ai/archmax/functions/handlers/hostenv"
+	"github.com/archmax-ai/archmax/local/runner"
 )
 
 // newValidateCommand is `archmax validate`: validate.Workflow (spec 01 §8.1 validateWorkflow)
@@ -71,6 +72,11 @@ Exit status: 0 clean (warnings allowed), 1 errors found, 2 usage error.`,
 			host.Diagnostics = append(host.Diagnostics, hostconfig.LocalMountDiagnostics(host.Config, host.Diagnostics,
 				hostconfig.LocalRoots{Workspace: workspace})...)
 			host.Diagnostics = append(host.Diagnostics, budgetSlugFindings(ctx, files, host.Config)...) // budgets of no workflow
+			// a bad ARCHMAX_SESSION_TTL without a retention: section, as local runs refuse it (RD22-18)
+			if _, err := runner.SessionTTL(os.Getenv, host.Config); err != nil {
+				host.Diagnostics = append(host.Diagnostics, spec.Diagnostic{Severity: "error", Code: "env.invalid", Field: runner.EnvSessionTTL,
+					Message: err.Error(), Hint: "fix the variable (your environment or .env), or give the host file a retention: section, which replaces it"})
+			}
 			if online {
 				host.Diagnostics = append(host.Diagnostics, validate.Online(ctx, host, mcpLister(region))...)
 			}

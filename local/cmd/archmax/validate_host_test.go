@@ -227,3 +227,17 @@ func TestValidateChecksMountDirs(t *testing.T) {
 		t.Errorf("verdict:\n%s%s", out, errs)
 	}
 }
+
+// RD22-18: `archmax validate` reports a bad ARCHMAX_SESSION_TTL when the host file has no
+// retention: section (local runs refuse it); a good one, or none, is no finding.
+func TestValidateReportsABadSessionTTLVariable(t *testing.T) {
+	t.Setenv("ARCHMAX_SESSION_TTL", "forever")
+	code, _, errs := run(t, "validate", "--workspace", ws, "access-request")
+	if code != exitFail || !strings.Contains(errs, "ARCHMAX_SESSION_TTL") || !strings.Contains(errs, "env.invalid") {
+		t.Errorf("a bad variable: exit %d, %s", code, errs)
+	}
+	t.Setenv("ARCHMAX_SESSION_TTL", "30d")
+	if code, _, errs := run(t, "validate", "--workspace", ws, "access-request"); code != exitOK || strings.Contains(errs, "ARCHMAX_SESSION_TTL") {
+		t.Errorf("a good variable: exit %d, %s", code, errs)
+	}
+}
