@@ -96,6 +96,9 @@ func Apply(ctx context.Context, base session.Config, cfg *hostconfig.Config, env
 	if cfg.Retention != nil {  // the file's retention section wins over ARCHMAX_SESSION_TTL (RD22-10)
 		base.SessionTTL = cfg.Retention.Sessions
 	}
+	if cfg.Prompt != nil { // prompt.cache wins over settings.prompt_cache and ARCHMAX_PROMPT_CACHE (PC23-10)
+		base.PromptCache = cfg.Prompt.Cache
+	}
 	if len(cfg.Tools) > 0 {
 		var deps hosttool.Deps
 		if env.Deps != nil {

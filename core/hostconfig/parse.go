@@ -168,7 +168,7 @@ func (p *parser) document(src []byte) *Config {
 		case yamltree.ManyDocuments:
 			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file holds exactly one YAML document, but this one holds more (a '---' starts another)")
 		case yamltree.NotMapping:
-			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file is a YAML mapping (version, tools, policyRules, mounts, events, pricing, budgets, retention)")
+			p.add(CodeYAML, "", refusal.Line, refusal.Col, "the host file is a YAML mapping (version, tools, policyRules, mounts, events, pricing, budgets, retention, prompt)")
 		}
 		return nil
 	}
@@ -199,6 +199,8 @@ func (p *parser) document(src []byte) *Config {
 			cfg.Budgets = p.budgets(e.Val, f)
 		case "retention":
 			cfg.Retention = p.retention(e.Val, f)
+		case "prompt":
+			cfg.Prompt = p.prompt(e.Val, f)
 		}
 	})
 	p.toolNames(cfg)
@@ -209,7 +211,7 @@ func (p *parser) document(src []byte) *Config {
 
 // Keys of each mapping of the format (the JSON Schema declares the same; schema_test.go).
 var (
-	rootKeys   = []string{"version", "tools", "policyRules", "mounts", "events", "pricing", "budgets", "retention"}
+	rootKeys   = []string{"version", "tools", "policyRules", "mounts", "events", "pricing", "budgets", "retention", "prompt"}
 	toolKeys   = []string{"name", "description", "input", "paths", "timeout", "maxResultChars", KindLambda, KindHTTP, KindMCP, "local"}
 	lambdaKeys = []string{"function", "qualifier"}
 	httpKeys   = []string{"method", "url", "headers", "body", "auth", "maxResponseBytes"}

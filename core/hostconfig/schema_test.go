@@ -50,7 +50,11 @@ func slots() []slot {
 		{ptr: "/properties", doc: func(in string) string { return "{ " + in + " }\n" }, samples: map[string]string{
 			"version": "version: 1", "tools": "tools: []", "policyRules": "policyRules: []", "mounts": "mounts: []", "events": "events: {}",
 			"pricing": "pricing: { default: { input: 3 } }", "budgets": "budgets: { session: { turn: { tokens: 100 } } }",
-			"retention": "retention: { sessions: 30d }"}},
+			"retention": "retention: { sessions: 30d }", "prompt": "prompt: { cache: { enabled: true } }"}},
+		{ptr: "/properties/prompt/properties", doc: func(in string) string { return "prompt: { " + in + " }\n" }, samples: map[string]string{
+			"cache": "cache: { ttl: 1h }"}},
+		{ptr: "/properties/prompt/properties/cache/properties", doc: func(in string) string { return "prompt: { cache: { " + in + " } }\n" }, samples: map[string]string{
+			"enabled": "enabled: false", "ttl": "ttl: 5m"}},
 		{ptr: "/properties/retention/properties", doc: func(in string) string { return "retention: { " + in + " }\n" }, samples: map[string]string{
 			"sessions": "sessions: 12h"}},
 		{ptr: "/properties/budgets/properties", doc: func(in string) string { return "budgets: { " + in + " }\n" }, samples: map[string]string{
@@ -200,7 +204,9 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		ptr    string
 		fields map[string]string // Go field → schema key ("" = derived or positional)
 	}{
-		{Config{}, "/properties", map[string]string{"Version": "version", "Tools": "tools", "PolicyRules": "policyRules", "Mounts": "mounts", "Events": "events", "Pricing": "pricing", "Budgets": "budgets", "Retention": "retention"}},
+		{Config{}, "/properties", map[string]string{"Version": "version", "Tools": "tools", "PolicyRules": "policyRules", "Mounts": "mounts", "Events": "events", "Pricing": "pricing", "Budgets": "budgets", "Retention": "retention", "Prompt": "prompt"}},
+		{Prompt{}, "/properties/prompt/properties", map[string]string{"Cache": "cache", "Line": "", "Column": ""}},
+		{spec.PromptCache{}, "/properties/prompt/properties/cache/properties", map[string]string{"Enabled": "enabled", "TTL": "ttl"}},
 		{Retention{}, "/properties/retention/properties", map[string]string{"Sessions": "sessions", "Line": "", "Column": ""}},
 		{Budgets{}, "/properties/budgets/properties", map[string]string{"Session": "session", "Workflows": "workflows", "Line": "", "Column": ""}},
 		{BudgetLimits{}, "/$defs/budgetWorkflow/properties", map[string]string{"Turn": "turn", "Lifetime": "lifetime", "Daily": "daily", "Line": "", "Column": ""}},
@@ -255,7 +261,8 @@ func TestHostSchemaCoversGoTypes(t *testing.T) {
 		"/$defs/events/properties/log/properties": eventLogKeys, "/$defs/price/properties": priceKeys,
 		"/properties/budgets/properties": budgetsKeys, "/properties/budgets/properties/session/properties": budgetSessionKeys,
 		"/$defs/budgetWorkflow/properties": budgetWorkflowKeys, "/$defs/budgetLimit/properties": budgetLimitKeys,
-		"/properties/retention/properties": retentionKeys} {
+		"/properties/retention/properties": retentionKeys, "/properties/prompt/properties": promptKeys,
+		"/properties/prompt/properties/cache/properties": promptCacheKeys} {
 		got := schematest.Keys(t, plain, ptr)
 		want := slices.Sorted(slices.Values(keys))
 		if !slices.Equal(slices.Sorted(slices.Values(got)), want) {
@@ -288,6 +295,8 @@ func TestHostSchemaRefusesWhatTheParserRefuses(t *testing.T) {
 		"version 2":              "version: 2\n",
 		"retention a number":     "retention: { sessions: 30 }\n",
 		"retention in minutes":   "retention: { sessions: 90m }\n",
+		"prompt.cache a boolean": "prompt: { cache: false }\n",
+		"prompt.cache ttl 10m":   "prompt: { cache: { ttl: 10m } }\n",
 		"tools a mapping":        "tools: {}\n",
 		"no kind":                tool(okTool),
 		"two kinds":              tool(okTool + ", lambda: { function: f }, http: { method: GET, url: 'https://a.example/' }"),

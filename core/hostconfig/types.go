@@ -51,6 +51,9 @@ type Config struct {
 	// activity (retention.go). nil when the file has none: ARCHMAX_SESSION_TTL is the
 	// fallback, else sessions are kept until deleted.
 	Retention *Retention
+	// Prompt is the prompt section: the prompt cache's switch and TTL, over the workflows'
+	// settings.prompt_cache and ARCHMAX_PROMPT_CACHE (prompt.go). nil when the file has none.
+	Prompt *Prompt
 }
 
 // Tool kinds.

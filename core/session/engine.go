@@ -107,6 +107,9 @@ type Config struct {
 	// commit of a root session sets its head's ExpiresAt to the commit's time plus SessionTTL
 	// (retention.go); 0 keeps sessions until they are deleted.
 	SessionTTL time.Duration
+	// PromptCache is the host file's prompt.cache (promptcache.go): each key it sets wins over
+	// the workflow's settings.prompt_cache and ARCHMAX_PROMPT_CACHE(_TTL); nil sets none.
+	PromptCache *spec.PromptCache
 }
 
 // Engine runs sessions of one workflow. Safe for concurrent use across sessions.

@@ -186,4 +186,4 @@ func (r *run) cachedRequest(st *spec.State, req *model.Request, ttl string) {
 }
 
 // hostPromptCache is the host file's prompt.cache (nil: the host sets none).
-func (r *run) hostPromptCache() *spec.PromptCache { return nil }
+func (r *run) hostPromptCache() *spec.PromptCache { return r.e.cfg.PromptCache }

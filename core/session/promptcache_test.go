@@ -147,3 +147,33 @@ func perCallOf(req *model.Request) string {
 	}
 	return req.System[len(req.System)-1].Text
 }
+
+// The host file's prompt.cache reaches the requests: off, no cachePoint at all and the
+// per-call content in the system prompt; on (the default), the tools, the system prompt and
+// the conversation are marked and the per-call content ends the request.
+func TestHostPromptCacheSwitch(t *testing.T) {
+	off := false
+	h := newHarness(t, twoAgents, nil)
+	h.cfg.PromptCache = &spec.PromptCache{Enabled: &off}
+	h.script(says("ok"))
+	if _, err := h.engine().Send(t.Context(), "pc-off", SendInput{Message: "hi", Variables: map[string]any{"topic": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	req := h.model.requests[0]
+	if n := countCachePoints(req); n != 0 || len(req.System) != 2 {
+		t.Errorf("caching off: %d cachePoints, %d system blocks", n, len(req.System))
+	}
+	h2 := newHarness(t, twoAgents, nil)
+	h2.script(says("ok"))
+	if _, err := h2.engine().Send(t.Context(), "pc-on", SendInput{Message: "hi", Variables: map[string]any{"topic": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	req = h2.model.requests[0]
+	last := req.Messages[len(req.Messages)-1].Content
+	if n := countCachePoints(req); n != 3 || !req.ToolsCachePoint || len(req.System) != 2 || last[len(last)-2].Kind != model.BlockCachePoint {
+		t.Errorf("caching on: %d cachePoints, system %d blocks, last message %+v", n, len(req.System), last)
+	}
+	if err := model.ValidateRequest(req); err != nil {
+		t.Error(err)
+	}
+}
