@@ -22,10 +22,10 @@ import (
 //     than the provider's look-back (lookBackBlocks) searches back from 3.
 //
 // The per-call content (02 §14.3: the state's instructions, edges, skills, mounts and the
-// clock line) goes where perCallPlacement says: at the end of the request, after marker 3
-// (the default: a state change or a clock tick leaves the conversation cached), or after
-// marker 2 in the system prompt. A reply-only call (parks.go) keeps it in the system prompt,
-// where its directive is appended.
+// clock line) goes where perCallFor says: for Claude, at the end of the request, after marker
+// 3 (a state change or a clock tick leaves the conversation cached); for other models, and in
+// a reply-only call (parks.go appends its directive to the system prompt's last block), after
+// marker 2 in the system prompt.
 
 // lookBackBlocks is how many content blocks before a cachePoint the provider searches for a
 // cached prefix (Anthropic's prompt caching: "about 20 blocks").
@@ -37,8 +37,21 @@ const (
 	perCallInSystem = "system" // the system prompt's last block, after its cachePoint
 )
 
-// perCallPlacement is the placement agent requests use (a benchmark measures both).
+// perCallPlacement is the placement agent requests of Anthropic models use (a benchmark
+// measures both); other models keep the per-call content in the system prompt (perCallFor).
 var perCallPlacement = perCallAtEnd
+
+// perCallFor is the per-call content's placement for a model id: perCallPlacement for an
+// Anthropic Claude model, which takes text beside tool results in one user message (the end
+// placement puts it there after a tool call); the system prompt for any other, since some
+// Bedrock models refuse text beside a toolResult (research D.2.6; the fake's strictToolTurns).
+func perCallFor(modelID string) string {
+	id := strings.ToLower(modelID)
+	if strings.Contains(id, "anthropic") || strings.Contains(id, "claude") {
+		return perCallPlacement
+	}
+	return perCallInSystem
+}
 
 // promptCacheSetting resolves the prompt cache's switch and TTL (spec 02 §14.4), key by key:
 // the host file's prompt.cache, then the workflow's settings.prompt_cache, then
@@ -178,7 +191,7 @@ func (r *run) cachedRequest(st *spec.State, req *model.Request, ttl string) {
 	}
 	req.System = []model.Block{{Kind: model.BlockText, Text: r.staticPrompt()}, {Kind: model.BlockCachePoint, CacheTTL: ttl}}
 	perCall := r.callPrompt(st)
-	if perCallPlacement == perCallInSystem || r.replyOnly {
+	if perCallFor(req.ModelID) == perCallInSystem || r.replyOnly {
 		req.System = append(req.System, model.Block{Kind: model.BlockText, Text: perCall})
 		perCall = ""
 	}

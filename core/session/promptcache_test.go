@@ -164,6 +164,7 @@ func TestHostPromptCacheSwitch(t *testing.T) {
 		t.Errorf("caching off: %d cachePoints, %d system blocks", n, len(req.System))
 	}
 	h2 := newHarness(t, twoAgents, nil)
+	h2.cfg.ModelID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 	h2.script(says("ok"))
 	if _, err := h2.engine().Send(t.Context(), "pc-on", SendInput{Message: "hi", Variables: map[string]any{"topic": "x"}}); err != nil {
 		t.Fatal(err)
@@ -175,5 +176,16 @@ func TestHostPromptCacheSwitch(t *testing.T) {
 	}
 	if err := model.ValidateRequest(req); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestPerCallPlacementByModel(t *testing.T) {
+	for id, want := range map[string]string{
+		"us.anthropic.claude-sonnet-4-5-20250929-v1:0": perCallAtEnd, "claude-test": perCallAtEnd,
+		"amazon.nova-pro-v1:0": perCallInSystem, "meta.llama3-70b-instruct-v1:0": perCallInSystem, "test-model": perCallInSystem,
+	} {
+		if got := perCallFor(id); got != want {
+			t.Errorf("%s: %s, want %s", id, got, want)
+		}
 	}
 }
