@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -15,8 +16,8 @@ import (
 // StatusDeleting is the status of a session whose deletion has begun (RD22-2): Delete
 // commits it on the session and on each of its sub-workflow children before removing
 // anything, so a deletion stopped part-way leaves a session no call runs on
-// (*SessionDeletingError) and that a repeated Delete finishes. It is never listed by a
-// status filter of the API and never returns to another status.
+// (*SessionDeletingError) and that a repeated Delete finishes. It lists like any status
+// (GET /v1/sessions?status=deleting finds them) and never returns to another status.
 const StatusDeleting Status = "deleting"
 
 // DeleteLeaseTTL is how long Delete holds the writer lease of each session it deletes: the
@@ -81,9 +82,10 @@ type deleteMark struct {
 // claimed is one session Delete holds the lease of: its id, its head (Version 0 for one
 // that never committed) and what its record says.
 type claimed struct {
-	id   string
-	head *store.Head
-	mark deleteMark
+	id    string
+	head  *store.Head
+	mark  deleteMark
+	files int // session files the delete removed
 }
 
 // Delete removes a session completely (RD22-1…RD22-4) and reports whether it existed:
@@ -142,7 +144,7 @@ func (s *Sessions) deleteTree(ctx context.Context, id string) (bool, error) {
 }
 
 // removeTree marks every committed session of a claimed tree deleting (parent first), then
-// removes them deepest child first.
+// removes them deepest child first, and writes the audit line.
 func (s *Sessions) removeTree(ctx context.Context, tree []*claimed, owner string) error {
 	for _, c := range tree {
 		if err := s.markDeleting(ctx, c, owner); err != nil {
@@ -154,7 +156,34 @@ func (s *Sessions) removeTree(ctx context.Context, tree []*claimed, owner string
 			return err
 		}
 	}
+	if s.audit != nil {
+		files := 0
+		for _, c := range tree {
+			files += c.files
+		}
+		principal, by := "", "delete" // the CLI's: the machine's own user
+		if p, ok := CallerOf(ctx); ok {
+			principal, by = p.Key(), "request"
+		}
+		if strings.HasPrefix(owner, expireOwnerPrefix) || ctx.Value(retentionDelete{}) != nil {
+			principal, by = "", "retention"
+		}
+		s.audit.InfoContext(ctx, "session deleted", "sessionId", tree[0].id, "principal", principal, "by", by,
+			"children", len(tree)-1, "files", files)
+	}
 	return nil
+}
+
+// retentionDelete marks the context of DeleteExpiredBy's deletes.
+type retentionDelete struct{}
+
+// WithAuditLog makes every completed delete (Delete, DeleteExpired, DeleteExpiredBy) write one
+// INFO line "session deleted" to l (RD22-20): the session id, the principal whose call it was
+// (CallerOf the context; "" for retention), how it came ("request", "delete", "retention"),
+// and the counts of sub-workflow sessions and files removed — no contents. It returns s.
+func (s *Sessions) WithAuditLog(l *slog.Logger) *Sessions {
+	s.audit = l
+	return s
 }
 
 // DeleteExpired finishes the deletion of a root session whose head the store's retention
@@ -278,7 +307,9 @@ func (s *Sessions) remove(ctx context.Context, c *claimed) error {
 		}
 	}
 	if s.files != nil {
-		if err := deleteTree(ctx, s.files, c.id); err != nil {
+		n, err := deleteTree(ctx, s.files, c.id)
+		c.files += n
+		if err != nil {
 			return err
 		}
 		if err := s.files.Delete(ctx, OutboxPrefix+c.id); err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -324,8 +355,9 @@ func (s *Sessions) DeleteExpiredBy(ctx context.Context, now time.Time) (int, err
 	}
 	n := 0
 	var errs []error
+	rctx := context.WithValue(ctx, retentionDelete{}, true) // the audit line's "retention"
 	for _, id := range due {
-		deleted, err := s.Delete(ctx, id)
+		deleted, err := s.Delete(rctx, id)
 		var busy *SessionNotResumableError
 		var deleting *SessionDeletingError
 		switch {

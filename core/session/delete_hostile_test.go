@@ -1,12 +1,16 @@
 package session
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/archmax-ai/archmax/core/identity"
 	"github.com/archmax-ai/archmax/core/spec"
 )
 
@@ -73,5 +77,32 @@ func TestADeletesLeaseHasItsOwnRefusal(t *testing.T) {
 	var busy *SessionNotResumableError
 	if _, err := h.engine().Send(ctx, "rootx", SendInput{Message: "hello?"}); !errors.As(err, &busy) {
 		t.Errorf("a message while a turn runs = %v", err)
+	}
+}
+
+// RD22-20: each completed delete writes one audit line — the session, the principal, how it
+// came, and the counts of sub-workflow sessions and files removed; a delete of nothing none.
+func TestDeleteWritesAnAuditLine(t *testing.T) {
+	h := newHarness(t, twoAgents, nil)
+	deleteFixture(t, h)
+	var buf bytes.Buffer
+	s := NewSessions(h.log, h.files, nil).WithAuditLog(slog.New(slog.NewJSONHandler(&buf, nil)))
+	ctx := WithCaller(context.Background(), identity.LocalPrincipal("dana"))
+	if _, err := s.Delete(ctx, "root"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Delete(ctx, "root"); err != nil { // nothing left: no line
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("audit lines = %q", buf.String())
+	}
+	var line map[string]any
+	must(t, json.Unmarshal([]byte(lines[0]), &line))
+	// root~1, root~1~1, root~2; five files of the tree under the session folders
+	if line["msg"] != "session deleted" || line["level"] != "INFO" || line["sessionId"] != "root" || line["by"] != "request" ||
+		line["principal"] == "" || line["children"] != float64(3) || line["files"] != float64(5) {
+		t.Errorf("audit line = %v", line)
 	}
 }

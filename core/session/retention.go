@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/spec"
@@ -41,9 +42,11 @@ func (e *Engine) expiresAt(id, parkDue string) int64 {
 // (Config.SessionTTL > 0), else (0, nil) (RD22-16): a host that turned retention off keeps
 // the sessions that still carry an expiry from before — the local sweep deletes none of
 // them, and the next commit of each clears its expiry.
-func (e *Engines) DeleteExpiredBy(ctx context.Context, now time.Time) (int, error) {
+//
+// audit (nil: none) gets the audit line of each delete (Sessions.WithAuditLog).
+func (e *Engines) DeleteExpiredBy(ctx context.Context, now time.Time, audit *slog.Logger) (int, error) {
 	if e.Base().SessionTTL <= 0 {
 		return 0, nil
 	}
-	return e.Sessions().DeleteExpiredBy(ctx, now)
+	return e.Sessions().WithAuditLog(audit).DeleteExpiredBy(ctx, now)
 }

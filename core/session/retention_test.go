@@ -162,7 +162,7 @@ func TestRetentionOffKeepsSessionsThatCarryAnExpiry(t *testing.T) {
 	off := h.cfg
 	off.SessionTTL = 0
 	later := now.Add(48 * time.Hour)
-	if n, err := NewEngines(off).DeleteExpiredBy(context.Background(), later); err != nil || n != 0 {
+	if n, err := NewEngines(off).DeleteExpiredBy(context.Background(), later, nil); err != nil || n != 0 {
 		t.Fatalf("the sweep with retention off deleted %d, %v", n, err)
 	}
 	if _, err := h.log.Get(context.Background(), "s1"); err != nil {
@@ -180,7 +180,7 @@ func TestRetentionOffKeepsSessionsThatCarryAnExpiry(t *testing.T) {
 	h.cfg.SessionTTL = time.Hour
 	h.script(says("once more"))
 	h.send("s1", "and now?", nil)
-	if n, err := NewEngines(on).DeleteExpiredBy(context.Background(), later.Add(48*time.Hour)); err != nil || n != 1 {
+	if n, err := NewEngines(on).DeleteExpiredBy(context.Background(), later.Add(48*time.Hour), nil); err != nil || n != 1 {
 		t.Fatalf("the sweep with retention on deleted %d, %v", n, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/events"
@@ -87,8 +88,9 @@ func (e *SessionStoreCapabilityError) Name() string { return "SessionStoreCapabi
 type Sessions struct {
 	log   store.Log
 	files store.Files
-	blobs store.Blobs // optional
-	sched Scheduler   // optional: Delete cancels timed parks' schedules (WithScheduler)
+	blobs store.Blobs  // optional
+	sched Scheduler    // optional: Delete cancels timed parks' schedules (WithScheduler)
+	audit *slog.Logger // optional: one line per completed delete (WithAuditLog)
 	clock func() time.Time
 }
 
@@ -352,10 +354,10 @@ func (s *Sessions) page(ctx context.Context, sessionID string, after int64, limi
 
 // deleteTree removes every file under prefix/ (store.DeleteTree); a store that cannot
 // delete is *SessionStoreCapabilityError.
-func deleteTree(ctx context.Context, files store.Files, prefix string) error {
-	err := store.DeleteTree(ctx, files, prefix)
+func deleteTree(ctx context.Context, files store.Files, prefix string) (int, error) {
+	n, err := store.DeleteTreeCount(ctx, files, prefix)
 	if errors.Is(err, store.ErrUnsupported) {
-		return &SessionStoreCapabilityError{Operation: "delete session files"}
+		return n, &SessionStoreCapabilityError{Operation: "delete session files"}
 	}
-	return err
+	return n, err
 }

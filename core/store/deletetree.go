@@ -18,29 +18,40 @@ type FolderDeleter interface {
 // "s1" never reaches "s10/…". A file that vanishes meanwhile is no error; a store that
 // cannot delete answers ErrUnsupported.
 func DeleteTree(ctx context.Context, files Files, prefix string) error {
+	_, err := DeleteTreeCount(ctx, files, prefix)
+	return err
+}
+
+// DeleteTreeCount is DeleteTree reporting how many files it removed.
+func DeleteTreeCount(ctx context.Context, files Files, prefix string) (int, error) {
 	prefix = strings.TrimSuffix(prefix, "/")
 	if err := CheckKey(ctx, prefix); err != nil {
-		return err
+		return 0, err
 	}
 	if fd, ok := files.(FolderDeleter); ok {
-		_, err := fd.DeleteFolder(ctx, prefix)
-		return err
+		return fd.DeleteFolder(ctx, prefix)
 	}
 	entries, err := files.List(ctx, prefix)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	n := 0
 	for _, e := range entries {
 		key := prefix + "/" + e.Name
 		if e.Dir {
-			if err := DeleteTree(ctx, files, key); err != nil {
-				return err
+			m, err := DeleteTreeCount(ctx, files, key)
+			n += m
+			if err != nil {
+				return n, err
 			}
 			continue
 		}
-		if err := files.Delete(ctx, key); err != nil && !errors.Is(err, ErrNotFound) {
-			return err
+		switch err := files.Delete(ctx, key); {
+		case err == nil:
+			n++
+		case !errors.Is(err, ErrNotFound):
+			return n, err
 		}
 	}
-	return nil
+	return n, nil
 }

@@ -215,7 +215,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			map[string]any{"secFetchSite": site, "allowedOrigin": own})
 		return
 	}
-	if (hasOrigin || site != "") && r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
+	// a request without a body (Content-Length 0 or none, not chunked: a DELETE) has no type to
+	// check — and nothing a form could have posted (RD22-19)
+	bodyless := r.ContentLength == 0 && len(r.TransferEncoding) == 0
+	if (hasOrigin || site != "") && !bodyless && r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
 		ct := r.Header.Get("Content-Type")
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
 			shown := ct

@@ -384,3 +384,30 @@ func TestGuardRefusesABodyOverTheLimitInTheErrorShape(t *testing.T) {
 		t.Errorf("the gateway's own 413 = %d %s", rec.Code, rec.Body)
 	}
 }
+
+// RD22-19: a same-origin browser request without a body (a DELETE from the page; Content-Length
+// 0 or none) has no type to check and passes; one with a body is still held to JSON.
+func TestGuardBodylessBrowserRequest(t *testing.T) {
+	base, port, seen := guarded(t, Policy{Loopback: true})
+	own := "http://127.0.0.1:" + port
+	for _, c := range []struct {
+		name, method, body string
+		header             map[string]string
+		status             int
+	}{
+		{"DELETE, no body, no Content-Type", "DELETE", "", map[string]string{"Origin": own, "Sec-Fetch-Site": "same-origin"}, 200},
+		{"DELETE from a same-origin fetch without Origin", "DELETE", "", map[string]string{"Sec-Fetch-Site": "same-origin"}, 200},
+		{"DELETE with a text body", "DELETE", "x", map[string]string{"Origin": own, "Content-Type": "text/plain"}, 415},
+		{"POST with a body and no type", "POST", `{"message":"hi"}`, map[string]string{"Origin": own}, 415},
+		{"cross-origin DELETE, no body", "DELETE", "", map[string]string{"Origin": "http://evil.example"}, 403},
+	} {
+		before := len(*seen)
+		a := send(t, c.method, base+"/v1/sessions/s-1", "", c.header, c.body)
+		if a.status != c.status {
+			t.Errorf("%s: %d %s, want %d", c.name, a.status, a.body, c.status)
+		}
+		if reached := len(*seen) > before; reached != (c.status == 200) {
+			t.Errorf("%s: reached the API = %v", c.name, reached)
+		}
+	}
+}

@@ -46,11 +46,12 @@ type Handler struct {
 
 // New returns a Handler deleting through sessions (with its Scheduler, so a timed park's
 // schedule goes too) and decoding images with images; log receives one record per session
-// deleted or failed (nil discards).
+// deleted or failed (nil discards), and sessions' audit line of each completed delete.
 func New(sessions *session.Sessions, images Images, log *slog.Logger) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	sessions.WithAuditLog(log) // one "session deleted" line per completed delete (RD22-20)
 	return &Handler{sessions: sessions, images: images, log: log}
 }
 

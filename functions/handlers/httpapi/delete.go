@@ -42,7 +42,8 @@ func (h *Handler) deleteSession(ctx context.Context, req events.APIGatewayV2HTTP
 		}
 		return h.failure(ctx, req, err)
 	}
-	if _, err := sessions.Delete(work, a.SessionID); err != nil {
+	// the audit line of the delete (RD22-20) names the caller
+	if _, err := sessions.WithAuditLog(h.log).Delete(session.WithCaller(work, caller.Principal), a.SessionID); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 			// the request's time ran out part-way (a very large session): what is deleted stays
 			// deleted, and the repeat finishes it (RD22-3)

@@ -53,6 +53,7 @@ handlers the Lambdas run (an emulated API Gateway HTTP API), over the local sess
   POST /v1/sessions/{sessionId}/decision                      {to, comment?, parkId?}
   POST /v1/sessions/{sessionId}/deliveries                    {trigger, variables?, message?, files?, parkId?}
   GET  /v1/sessions, /v1/sessions/{sessionId}, …/messages?after=N, …/events?after=N
+  DELETE /v1/sessions/{sessionId}                             delete it and everything of it (204)
 
 With 'Accept: text/event-stream' a start or a turn streams its events as Server-Sent Events and ends
 with an 'outcome' event, and …/events follows the session until it settles (Last-Event-ID resumes).
@@ -64,7 +65,9 @@ runs at most --invocation-timeout, then hands the turn on to a fresh one.
 
 A park with a resumeAt (archmax_wait with 'until') is woken by an in-process timer at that
 time; at start the timers of every stored timed park are re-armed (an overdue one wakes at
-once), and a sweep every --sweep-every catches any wake that failed. Turns an earlier process
+once), and a sweep every --sweep-every catches any wake that failed and, with retention configured
+(the host file's retention:, else ARCHMAX_SESSION_TTL), deletes the sessions whose retention
+expired. Turns an earlier process
 left running are continued at start. Ctrl-C stops: in-flight requests get 10 s, background
 turns commit what ran and are continued by the next start.
 
@@ -169,7 +172,7 @@ one is given. Prefer the environment variable: a --token value shows in the proc
 	fl.StringVar(&f.token, "token", "", "require 'Authorization: Bearer TOKEN' on every request (else "+envServeToken+"; a non-loopback --addr makes one)")
 	fl.StringVar(&f.principal, "principal", identity.DefaultLocal, "the name of the one caller every request is made by (an admin: it reads and acts on every session)")
 	fl.BoolVar(&f.fourEyes, "four-eyes", false, "the decider must not be who started the session (ARCHMAX_FOUR_EYES): with one principal, its own sessions cannot be decided")
-	fl.DurationVar(&f.sweepEvery, "sweep-every", time.Minute, "how often overdue parks are swept")
+	fl.DurationVar(&f.sweepEvery, "sweep-every", time.Minute, "how often overdue parks are swept and, with retention configured, expired sessions deleted")
 	fl.DurationVar(&f.invocationTimeout, "invocation-timeout", 15*time.Minute, "how long one continuation may run (Lambda's timeout) before it hands the turn on")
 	fl.DurationVar(&f.modelTimeout, "model-timeout", continuation.DefaultModelTimeout, "time kept free for one model call before an invocation's end (ARCHMAX_MODEL_TIMEOUT)")
 	fl.DurationVar(&f.continueMargin, "continue-margin", continuation.DefaultMargin, "time kept beyond it for the step's tools and commit (ARCHMAX_CONTINUE_MARGIN)")
@@ -284,7 +287,7 @@ func (s *server) sweep(ctx context.Context) {
 	if err := s.engines.Refresh(ctx); err != nil {
 		return // the host file does not load: its retention is not known, nothing is deleted
 	}
-	n, err := s.engines.DeleteExpiredBy(ctx, time.Now())
+	n, err := s.engines.DeleteExpiredBy(ctx, time.Now(), s.log)
 	if n > 0 {
 		s.log.Info("expired sessions deleted", "count", n)
 	}

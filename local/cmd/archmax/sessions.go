@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -121,7 +122,7 @@ refused delete (or the store failed), 2 usage error.`,
 			defer closeEnv()
 			ctx, out := cmd.Context(), cmd.OutOrStdout()
 			if cmd.Flags().Changed("delete") {
-				return deleteSession(ctx, sessions, deleteID, out)
+				return deleteSession(ctx, sessions, deleteID, out, cmd.ErrOrStderr())
 			}
 			if sessions == nil && len(args) == 0 {
 				return listSessions(ctx, nil, session.ListOptions{}, f.jsonOut, out)
@@ -190,10 +191,14 @@ func (f *runFlags) openSessions(cmd *cobra.Command) (*session.Sessions, func(), 
 // deleteSession is `archmax sessions --delete SESSION` (session.Sessions.Delete; RD22-6):
 // one line on stdout — deleted, or nothing to delete — and exit 0 either way; a refusal (a
 // turn running, a child session) is an error naming what to do.
-func deleteSession(ctx context.Context, sessions *session.Sessions, id string, out io.Writer) error {
+//
+// The delete's audit line (RD22-20: "session deleted", the id, the counts of sub-workflow
+// sessions and files removed) goes to stderr.
+func deleteSession(ctx context.Context, sessions *session.Sessions, id string, out, errOut io.Writer) error {
 	existed := false
 	if sessions != nil { // no store yet: nothing to delete, and none is created
 		var err error
+		sessions.WithAuditLog(slog.New(slog.NewTextHandler(errOut, nil)))
 		if existed, err = sessions.Delete(ctx, id); err != nil {
 			var busy *session.SessionNotResumableError
 			var deleting *session.SessionDeletingError

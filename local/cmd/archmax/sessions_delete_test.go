@@ -35,7 +35,9 @@ func TestSessionsDelete(t *testing.T) {
 	}
 
 	code, out, errs := run(t, append([]string{"sessions", "--delete", "d-1"}, common...)...)
-	if code != exitOK || out != "deleted session 'd-1'\n" || errs != "" {
+	// the delete's audit line on stderr (RD22-20)
+	if code != exitOK || out != "deleted session 'd-1'\n" || !strings.Contains(errs, `level=INFO msg="session deleted" sessionId=d-1 `) ||
+		!strings.Contains(errs, " children=0 files=") || strings.Count(errs, "\n") != 1 {
 		t.Fatalf("delete: exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 	if _, err := os.Stat(sessionFiles); !os.IsNotExist(err) {
