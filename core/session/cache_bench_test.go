@@ -99,7 +99,7 @@ func cacheBenchScript(steps, period int, route []string) string {
 // accessDeskCycle is the fixture's access-request workflow with transitions added so the
 // run goes round its agent states — check-grants → approve → decline → clarify →
 // check-grants — with their real instructions and tool surfaces; the screen still runs first.
-func accessDeskCycle(b *testing.B) string {
+func accessDeskCycle(b testing.TB) string {
 	raw, err := os.ReadFile("../../fixtures/access-desk/workflows/access-request/workflow.yaml")
 	if err != nil {
 		b.Fatal(err)
@@ -119,7 +119,7 @@ func accessDeskCycle(b *testing.B) string {
 }
 
 // loadTree copies a directory of the repository into an authored store under prefix.
-func loadTree(b *testing.B, files *memory.Files, dir, prefix string) {
+func loadTree(b testing.TB, files *memory.Files, dir, prefix string) {
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -147,8 +147,8 @@ func (f cacheFigures) billedShare() float64 {
 	return 100 * (float64(f.fresh) + 1.25*float64(f.writes) + 0.1*float64(f.reads)) / float64(all)
 }
 
-// cacheSession runs one 60-step session and sums the fake's usage.
-func cacheSession(b *testing.B, flow string, route []string, placement string, cache bool, tick time.Duration) cacheFigures {
+// cacheSession runs one session of steps model calls and sums the fake's usage.
+func cacheSession(b testing.TB, steps int, flow string, route []string, placement string, cache bool, tick time.Duration) cacheFigures {
 	ctx := context.Background()
 	payload, err := os.ReadFile("testdata/tool-result-2048.txt")
 	if err != nil {
@@ -169,7 +169,7 @@ func cacheSession(b *testing.B, flow string, route []string, placement string, c
 			b.Fatal(err)
 		}
 	}
-	script, err := scripted.Parse("cache-bench.model.yaml", []byte(cacheBenchScript(cacheBenchSteps, cacheBenchPeriod, route)))
+	script, err := scripted.Parse("cache-bench.model.yaml", []byte(cacheBenchScript(steps, cacheBenchPeriod, route)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func cacheSession(b *testing.B, flow string, route []string, placement string, c
 		b.Setenv("ARCHMAX_PROMPT_CACHE", "false")
 	}
 	e, err := New(Config{Workflow: slug, Authored: authored, Log: memory.New(), Files: memory.NewFiles(), Model: cm,
-		ModelID: cacheBenchModel, StepLimit: 2 * cacheBenchSteps, Clock: cm.clock})
+		ModelID: cacheBenchModel, StepLimit: 2 * steps, Clock: cm.clock})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -206,8 +206,8 @@ func cacheSession(b *testing.B, flow string, route []string, placement string, c
 		f.reads += r.Usage.CacheReadInputTokens
 		f.writes += r.Usage.CacheWriteInputTokens
 	}
-	if f.calls != cacheBenchSteps {
-		b.Fatalf("%d model calls, want %d", f.calls, cacheBenchSteps)
+	if f.calls != steps {
+		b.Fatalf("%d model calls, want %d", f.calls, steps)
 	}
 	if f.maxCPs > model.MaxCachePoints {
 		b.Fatalf("a request carried %d cachePoints", f.maxCPs)
@@ -215,7 +215,7 @@ func cacheSession(b *testing.B, flow string, route []string, placement string, c
 	return f
 }
 
-func mustRead(b *testing.B, path string) []byte {
+func mustRead(b testing.TB, path string) []byte {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		b.Fatal(err)
@@ -235,7 +235,7 @@ func benchCache(b *testing.B, flow string, route []string) {
 		b.Run(c.name, func(b *testing.B) {
 			var f cacheFigures
 			for range b.N {
-				f = cacheSession(b, flow, route, c.placement, c.cache, c.tick)
+				f = cacheSession(b, cacheBenchSteps, flow, route, c.placement, c.cache, c.tick)
 			}
 			b.ReportMetric(f.billedShare(), "billed-%")
 			b.ReportMetric(float64(f.fresh+f.reads+f.writes), "input-tok")
@@ -254,4 +254,21 @@ func BenchmarkPromptCacheOneState(b *testing.B) { benchCache(b, oneStateFlow, ni
 // change every 6 steps (aim: billed ≤ 40% of uncached).
 func BenchmarkPromptCacheAccessDesk(b *testing.B) {
 	benchCache(b, accessDeskCycle(b), []string{"approve", "decline", "clarify", "check-grants"})
+}
+
+// A shorter run of the workflow session as a test (no figure asserted but what the rules
+// fix): every request is accepted by the fake's Bedrock rules and carries at most 4
+// cachePoints, in both placements; with caching on, reads outweigh writes after the first
+// state; off, nothing is read or written.
+func TestPromptCacheAcrossStates(t *testing.T) {
+	flow, route := accessDeskCycle(t), []string{"approve", "decline", "clarify", "check-grants"}
+	for _, placement := range []string{perCallAtEnd, perCallInSystem} {
+		f := cacheSession(t, 4*cacheBenchPeriod, flow, route, placement, true, cacheBenchTick)
+		if f.maxCPs < 3 || f.reads <= f.writes || f.billedShare() >= 100 {
+			t.Errorf("%s: %+v (%.1f%% billed)", placement, f, f.billedShare())
+		}
+	}
+	if f := cacheSession(t, 2*cacheBenchPeriod, flow, route, perCallAtEnd, false, cacheBenchTick); f.maxCPs != 0 || f.reads+f.writes != 0 {
+		t.Errorf("caching off: %+v", f)
+	}
 }
