@@ -67,7 +67,9 @@ func OpenFiles(dir string) (*Files, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open file tree: %w", err)
 	}
-	return &Files{root: root}, nil
+	f := &Files{root: root}
+	f.sweepTrash() // folders whose removal was cut short (DeleteFolder)
+	return f, nil
 }
 
 // OpenFilesReadOnly opens the existing authored tree at dir for reading: Write,

@@ -30,8 +30,10 @@ import (
 //
 // A name whose encoding is longer than maxNameBytes is stored as "%h" and the SHA-256 of the
 // segment in hex, and the segment itself is kept in the tree's dictionary (namesDir/<hex>),
-// which listings read to name the entry. Dictionary entries are never removed (they are
-// content-addressed and tiny), so no removal can race a writer that needs one.
+// which listings read to name the entry. Dictionary entries are content-addressed and tiny:
+// only a folder's delete removes any — those of the names in it that contain the folder's own
+// name, under the session's lease (DeleteFolder, RD22-21) — so no removal races a writer
+// that needs one.
 
 // maxNameBytes is the longest file name the common file systems store (255 bytes or
 // UTF-16 units; encoded names are ASCII).
