@@ -2,10 +2,13 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/archmax-ai/archmax/core/spec"
+	"github.com/archmax-ai/archmax/core/store"
 )
 
 // expiresAt is the retention expiry a commit of session id gives its head (RD22-8): the
@@ -49,4 +52,48 @@ func (e *Engines) DeleteExpiredBy(ctx context.Context, now time.Time, audit *slo
 		return 0, nil
 	}
 	return e.Sessions().WithAuditLog(audit).DeleteExpiredBy(ctx, now)
+}
+
+// Keep clears the retention expiry of a root session (RD22-22: `archmax sessions --keep`) —
+// for a host that turned retention off, whose sessions idle since keep the expiry DynamoDB's
+// TTL acts on — and reports whether the session exists. One head-only commit under the
+// writer lease, nothing else changed (its last activity stays); with retention still
+// configured the session's next step sets a new expiry. A turn running is
+// *SessionNotResumableError, a delete holding it *SessionDeletingError; a sub-workflow
+// session has no expiry of its own (*ChildSessionError).
+func (s *Sessions) Keep(ctx context.Context, sessionID string) (bool, error) {
+	id, err := spec.CheckSessionID(sessionID)
+	if err != nil {
+		return false, err
+	}
+	if err := refuseChild(id); err != nil {
+		return false, err
+	}
+	owner := "keep/" + newMessageID()[1:9]
+	h, err := s.log.Acquire(ctx, id, owner, DeleteLeaseTTL)
+	if errors.Is(err, store.ErrLeaseHeld) {
+		return false, leaseHeld(ctx, s.log, id, id)
+	}
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = s.log.Release(rctx, id, owner)
+	}()
+	switch {
+	case h.Version == 0:
+		return false, nil
+	case Status(h.Status) == StatusDeleting:
+		return false, &SessionDeletingError{SessionID: id}
+	case h.ExpiresAt == 0:
+		return true, nil
+	}
+	nh := *h
+	nh.ExpiresAt, nh.Lease = 0, nil
+	if _, err := s.log.Commit(ctx, id, owner, &store.Commit{ExpectedVersion: h.Version, Head: nh}); err != nil {
+		return false, fmt.Errorf("keep %s: %w", id, err)
+	}
+	return true, nil
 }

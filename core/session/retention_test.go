@@ -184,3 +184,43 @@ func TestRetentionOffKeepsSessionsThatCarryAnExpiry(t *testing.T) {
 		t.Fatalf("the sweep with retention on deleted %d, %v", n, err)
 	}
 }
+
+// RD22-22: Keep clears a root session's expiry (nothing else of its head changes); a session
+// that does not exist is (false, nil); a child is refused; a running turn refuses it.
+func TestKeepClearsTheExpiry(t *testing.T) {
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	h := newHarness(t, twoAgents, nil)
+	h.cfg.Clock = func() time.Time { return now }
+	h.cfg.SessionTTL = time.Hour
+	h.script(says("hello"))
+	h.send("s1", "hi", nil)
+	ctx := context.Background()
+	before, err := h.log.Get(ctx, "s1")
+	must(t, err)
+	s := NewSessions(h.log, h.files, nil)
+	if kept, err := s.Keep(ctx, "s1"); err != nil || !kept {
+		t.Fatalf("Keep = %v, %v", kept, err)
+	}
+	after, err := h.log.Get(ctx, "s1")
+	must(t, err)
+	if after.ExpiresAt != 0 || after.UpdatedAt != before.UpdatedAt || after.Status != before.Status || string(after.Body) != string(before.Body) {
+		t.Errorf("after Keep: %+v (before %+v)", after, before)
+	}
+	if n, err := NewEngines(h.cfg).DeleteExpiredBy(ctx, now.Add(48*time.Hour), nil); err != nil || n != 0 {
+		t.Errorf("a kept session swept: %d, %v", n, err)
+	}
+	if kept, err := s.Keep(ctx, "never"); err != nil || kept {
+		t.Errorf("Keep of nothing = %v, %v", kept, err)
+	}
+	var child *ChildSessionError
+	if _, err := s.Keep(ctx, "s1~1"); !errors.As(err, &child) {
+		t.Errorf("Keep of a child = %v", err)
+	}
+	if _, err := h.log.Acquire(ctx, "s1", "a-turn", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var busy *SessionNotResumableError
+	if _, err := s.Keep(ctx, "s1"); !errors.As(err, &busy) {
+		t.Errorf("Keep during a turn = %v", err)
+	}
+}

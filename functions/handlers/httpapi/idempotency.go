@@ -47,7 +47,7 @@ type idemRecord struct {
 	Fingerprint string `json:"fingerprint"` // SHA-256 of method, path and body
 	Status      int    `json:"status,omitempty"`
 	Body        string `json:"body,omitempty"`
-	SessionID   string `json:"sessionId,omitempty"` // accepted: the turn the request opened; done: the session the answer is of
+	SessionID   string `json:"sessionId,omitempty"` // accepted: the turn the request opened
 	TurnID      string `json:"turnId,omitempty"`
 }
 
@@ -75,8 +75,9 @@ type idemRecord struct {
 //     MaxIdempotencyKey bytes or not printable ASCII: 400 InvalidRequestError;
 //   - the record is tied to the session it answers for (store.IdempotencyTier: the session
 //     the request opened a turn on, the one its answer names, else the one its path names),
-//     so deleting the session removes it (RD22-14); a recorded answer whose session no
-//     longer exists (a delete that raced the record) is discarded and the request runs anew.
+//     so deleting the session removes it (RD22-14); a recorded answer whose session (the one
+//     its body names, else its path's) no longer exists — a delete that raced the record — is
+//     discarded and the request runs anew.
 //
 // pathSession is the session the request's path names ("" for a start without one).
 func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPRequest, key, pathSession string, caller access.Caller, serve func(context.Context) (any, error)) events.APIGatewayV2HTTPResponse {
@@ -100,7 +101,7 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 		case r.Fingerprint != fp:
 			return h.failure(ctx, req, &requestError{code: CodeIdempotencyKeyReused,
 				message: fmt.Sprintf("Idempotency-Key %q was used with a different request; use a new key for a new request.", key)})
-		case r.State == idemDone && h.sessionGone(ctx, r.SessionID):
+		case r.State == idemDone && h.sessionGone(ctx, cmp.Or(answerSession(r.Body), pathSession)):
 			// the answer is of a session deleted since: never replayed, the request runs anew
 			if err := log.PutIdempotent(keep, storeKey, claim, ClaimTTL); err != nil {
 				return h.failure(ctx, req, fmt.Errorf("claim Idempotency-Key: %w", err))
@@ -156,7 +157,7 @@ func (h *Handler) idempotent(ctx context.Context, req events.APIGatewayV2HTTPReq
 	}
 	resp := h.answer(session.WithTurnOpened(withRequest(ctx, storeKey), accepted), req, serve)
 	sid := cmp.Or(answerSession(resp.Body), tied, pathSession)
-	rec, ttl := idemRecord{State: idemDone, Fingerprint: fp, Status: resp.StatusCode, Body: resp.Body, SessionID: sid}, IdempotencyTTL
+	rec, ttl := idemRecord{State: idemDone, Fingerprint: fp, Status: resp.StatusCode, Body: resp.Body}, IdempotencyTTL
 	if busy(resp) && !opened { // a busy session that wrote nothing frees the key; one that wrote keeps it
 		rec, ttl = idemRecord{State: idemPending, Fingerprint: fp}, releasedTTL
 	} else {

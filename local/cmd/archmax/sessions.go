@@ -32,7 +32,7 @@ func newSessionsCommand(code *int) *cobra.Command {
 	var f runFlags
 	var status string
 	var after, limit int
-	var artifactsDir, deleteID string
+	var artifactsDir, deleteID, keepID string
 	cmd := &cobra.Command{
 		Use:   "sessions [flags] [SESSION]",
 		Short: "List stored sessions, show one in full, or delete one",
@@ -63,6 +63,10 @@ own or a child's) is refused: retry once the turn parks or ends. A sub-workflow 
 deleted with its root session. A deletion interrupted part-way leaves the session with status
 'deleting'; deleting it again finishes it.
 
+--keep SESSION clears the session's retention expiry: after turning retention off, a session
+idle since still carries the expiry it got, which DynamoDB's TTL acts on. With retention still
+configured the session's next step sets a new one.
+
 No model is needed. Sessions are read from --store (default .archmax/) or, with --aws, from
 DynamoDB and S3 as 'archmax run --aws' keeps them.
 
@@ -72,13 +76,27 @@ refused delete (or the store failed), 2 usage error.`,
   archmax sessions --workflow order-lookup --status awaiting_decision
   archmax sessions conv-7 --after 20
   archmax sessions conv-7 --artifacts out/conv-7
-  archmax sessions --delete conv-7`,
+  archmax sessions --delete conv-7
+  archmax sessions --keep conv-7`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageError{fmt.Errorf("unexpected argument '%s': sessions takes at most one SESSION", args[1])}
 			}
 			if len(args) == 1 {
 				if _, err := spec.CheckSessionID(args[0]); err != nil {
+					return usageError{err}
+				}
+			}
+			if cmd.Flags().Changed("keep") {
+				if len(args) > 0 || cmd.Flags().Changed("delete") {
+					return usageError{errors.New("--keep names the one session to keep: no SESSION argument, no --delete")}
+				}
+				for _, other := range []string{"workflow", "status", "after", "limit", "json", "artifacts"} {
+					if cmd.Flags().Changed(other) {
+						return usageError{fmt.Errorf("--keep cannot be combined with --%s", other)}
+					}
+				}
+				if _, err := spec.CheckSessionID(keepID); err != nil {
 					return usageError{err}
 				}
 			}
@@ -124,6 +142,9 @@ refused delete (or the store failed), 2 usage error.`,
 			if cmd.Flags().Changed("delete") {
 				return deleteSession(ctx, sessions, deleteID, out, cmd.ErrOrStderr())
 			}
+			if cmd.Flags().Changed("keep") {
+				return keepSession(ctx, sessions, keepID, out)
+			}
 			if sessions == nil && len(args) == 0 {
 				return listSessions(ctx, nil, session.ListOptions{}, f.jsonOut, out)
 			}
@@ -161,6 +182,7 @@ refused delete (or the store failed), 2 usage error.`,
 	fl.IntVar(&limit, "limit", sessionsPage, "with SESSION: how many transcript messages to print")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the session summary (or a JSON array of them) of the HTTP API")
 	fl.StringVar(&artifactsDir, "artifacts", "", "with SESSION: write its artifacts (graph.json, trajectory.json, …) into this directory")
+	fl.StringVar(&keepID, "keep", "", "clear this session's retention expiry (after turning retention off: DynamoDB's TTL would still delete it)")
 	fl.StringVar(&deleteID, "delete", "", "delete this session and everything of it (its sub-workflow sessions, files, transcript); no confirmation, repeatable")
 	return cmd
 }
@@ -217,6 +239,24 @@ func deleteSession(ctx context.Context, sessions *session.Sessions, id string, o
 		fmt.Fprintf(out, "deleted session '%s'\n", id)
 	} else {
 		fmt.Fprintf(out, "no session '%s' in this store: nothing to delete\n", id)
+	}
+	return nil
+}
+
+// keepSession is `archmax sessions --keep SESSION` (session.Sessions.Keep; RD22-22): one line
+// on stdout, exit 0 also when there is no such session.
+func keepSession(ctx context.Context, sessions *session.Sessions, id string, out io.Writer) error {
+	existed := false
+	if sessions != nil {
+		var err error
+		if existed, err = sessions.Keep(ctx, id); err != nil {
+			return err
+		}
+	}
+	if existed {
+		fmt.Fprintf(out, "session '%s' has no retention expiry now; with retention configured its next step sets one\n", id)
+	} else {
+		fmt.Fprintf(out, "no session '%s' in this store: nothing to keep\n", id)
 	}
 	return nil
 }

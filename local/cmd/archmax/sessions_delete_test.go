@@ -104,3 +104,42 @@ func TestSessionsDelete(t *testing.T) {
 		}
 	}
 }
+
+// RD22-22: `archmax sessions --keep SESSION` clears the session's retention expiry.
+func TestSessionsKeep(t *testing.T) {
+	t.Setenv("ARCHMAX_SESSION_TTL", "1h")
+	store := t.TempDir()
+	common := []string{"--workspace", ws, "--store", store}
+	if code, _, errs := run(t, append([]string{"run", "--session", "k-1", "--model-script", ws + "/model-scripts/happy.model.yaml",
+		"access-request", "Hi, I'm Dana from the platform team. I need badge access to the east lab, please."}, common...)...); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	expiry := func() int64 {
+		log, err := fs.Open(filepath.Join(store, "log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer log.Close()
+		h, err := log.Get(context.Background(), "k-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.ExpiresAt
+	}
+	if expiry() == 0 {
+		t.Fatal("no expiry with ARCHMAX_SESSION_TTL set")
+	}
+	code, out, errs := run(t, append([]string{"sessions", "--keep", "k-1"}, common...)...)
+	if code != exitOK || !strings.Contains(out, "no retention expiry now") {
+		t.Fatalf("--keep: exit %d, %q, %s", code, out, errs)
+	}
+	if got := expiry(); got != 0 {
+		t.Errorf("the expiry after --keep = %d", got)
+	}
+	if code, out, _ := run(t, append([]string{"sessions", "--keep", "nope"}, common...)...); code != exitOK || !strings.Contains(out, "nothing to keep") {
+		t.Errorf("--keep of nothing: exit %d, %q", code, out)
+	}
+	if code, _, _ := run(t, append([]string{"sessions", "--keep", "k-1", "--delete", "k-1"}, common...)...); code != exitUsage {
+		t.Errorf("--keep with --delete: exit %d", code)
+	}
+}
