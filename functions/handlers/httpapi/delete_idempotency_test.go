@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -91,4 +94,25 @@ func (f *authzFixture) caller(req events.APIGatewayV2HTTPRequest) access.Caller 
 		f.t.Fatal(err)
 	}
 	return c
+}
+
+// RD22-20: the DELETE route's delete writes its audit line to the handler's log, naming the
+// caller.
+func TestDeleteRouteAuditLine(t *testing.T) {
+	f := newAuthz(t, authzPolicy, nil)
+	f.parked("a-dana")
+	var buf bytes.Buffer
+	h := New(f.e, nil, slog.New(slog.NewJSONHandler(&buf, nil)), WithPolicy(authzPolicy))
+	resp, err := h.Handle(context.Background(), signedAs(del("a-dana"), danaARN))
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %+v %v", resp, err)
+	}
+	var line map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(buf.Bytes()), &line); err != nil {
+		t.Fatalf("log = %q: %v", buf.String(), err)
+	}
+	if line["msg"] != "session deleted" || line["sessionId"] != "a-dana" || line["by"] != "request" ||
+		line["principal"] != f.caller(signedAs(del("a-dana"), danaARN)).Principal.Key() {
+		t.Errorf("audit line = %v", line)
+	}
 }
