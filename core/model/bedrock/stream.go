@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go/transport/http/protocol/restjson1"
 
 	"github.com/archmax-ai/archmax/core/model"
 )
@@ -109,6 +110,10 @@ func (c *Client) ConverseStream(ctx context.Context, req *model.Request, onDelta
 func (c *Client) streamOnce(ctx context.Context, in *bedrockruntime.ConverseStreamInput, onDelta func(model.Delta), attempts *atomic.Int32) (resp *model.Response, started bool, err error) {
 	out, err := c.api.ConverseStream(ctx, in, func(o *bedrockruntime.Options) {
 		o.APIOptions = append(o.APIOptions, countAttempts(attempts), c.observeThrottles)
+		// smithy-go's restJson1 protocol keeps one event-stream codec, payload buffer
+		// included, per client: two streams read at once on the client would decode into
+		// the same buffer. Each stream gets a protocol of its own (New ignores its schema).
+		o.Protocol = restjson1.New(nil)
 	})
 	if err != nil {
 		return nil, false, err
