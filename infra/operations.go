@@ -242,7 +242,8 @@ type Alarm struct {
 }
 
 // alarms: every function's errors and throttles, every dead letter queue holding a
-// message, the API's 5xx answers, with a notifications bus the failed publishes
+// message, the API's and the streaming URL's 5xx answers (a failed request through either
+// is an answer, not a function error), with a notifications bus the failed publishes
 // (archmax/NotificationPublishFailures), and on the functions' own metrics (core/metrics,
 // MT22-5) what the sweep found, the model's throttling rate and budget breaches; each
 // notifies the alarm topic when one is configured.
@@ -287,6 +288,10 @@ func (s *Stack) alarms() {
 			q.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: five, Statistic: jsii.String("Maximum")}))
 	}
 	alarm("api-5xx", "the HTTP API answered 5xx", s.API.MetricServerError(sum))
+	// a failed streamed request is an answer, not a function error: the URL's own 5xx count
+	alarm("stream-5xx", "the streaming function URL answered 5xx",
+		awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/Lambda"), MetricName: jsii.String("Url5xxCount"),
+			DimensionsMap: &map[string]*string{"FunctionName": s.Functions[FnStream].FunctionName()}, Period: five, Statistic: jsii.String("Sum")}))
 	if s.notificationsBusName() != "" { // the host file sends lifecycle notifications
 		alarm("notification-publish-failures", "lifecycle notifications could not be published (they stay owed)",
 			awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String(outbound.MetricNamespace),

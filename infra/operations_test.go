@@ -128,7 +128,7 @@ func TestDeadLetters(t *testing.T) {
 }
 
 // TestAlarms: errors and throttles of every function, every queue holding a message, the
-// API's 5xx; all notify the alarm topic when one is configured, none without.
+// API's 5xx, the streaming URL's 5xx (Url5xxCount by FunctionName); all notify the alarm topic when one is configured, none without.
 func TestAlarms(t *testing.T) {
 	alarms := resources("AWS::CloudWatch::Alarm")
 	byName := map[string]map[string]any{}
@@ -148,6 +148,8 @@ func TestAlarms(t *testing.T) {
 		want["archmax-test-dlq-"+strings.TrimSuffix(strings.TrimSuffix(q, "-failed"), "-dlq")] = [3]string{"AWS/SQS", "ApproximateNumberOfMessagesVisible", "${" + queueID(t, q) + ".QueueName}"}
 	}
 	want["archmax-test-api-5xx"] = [3]string{"AWS/ApiGateway", "5xx", "${" + only(t, "AWS::ApiGatewayV2::Api") + "}"}
+	// a failed streamed request is the URL's 5xx answer, not the function's Errors
+	want["archmax-test-stream-5xx"] = [3]string{"AWS/Lambda", "Url5xxCount", "${" + ids[FnStream] + "}"}
 	withoutNotifications := len(want)
 	// the test workspace's host file sends notifications: their failed publishes (no dimension)
 	want["archmax-test-notification-publish-failures"] = [3]string{"archmax", "NotificationPublishFailures", ""}
@@ -173,6 +175,11 @@ func TestAlarms(t *testing.T) {
 		if !slices.Equal(strs(p["AlarmActions"]), []string{testAlarmTopic}) || !slices.Equal(strs(p["OKActions"]), []string{testAlarmTopic}) {
 			t.Errorf("alarm %s notifies %v / %v, want %s", name, p["AlarmActions"], p["OKActions"], testAlarmTopic)
 		}
+	}
+	// the streaming URL's alarm: the Sum of Url5xxCount on the stream function's name
+	if a := byName["archmax-test-stream-5xx"]; a != nil &&
+		(a["Statistic"] != "Sum" || renderDeep(a["Dimensions"]) != `[{"Name":"FunctionName","Value":"${`+ids[FnStream]+`}"}]`) {
+		t.Errorf("stream-5xx: statistic %v, dimensions %s; want Sum by FunctionName of %s", a["Statistic"], renderDeep(a["Dimensions"]), ids[FnStream])
 	}
 	n := 0
 	for _, r := range jwtJSON["Resources"].(map[string]any) {
