@@ -72,6 +72,10 @@ const (
 	actWould    = "would-redrive" // --dry-run: what would be invoked; nothing sent, nothing deleted
 	actKept     = "kept"          // not a format redrive knows, or not this stage's: left in the queue
 	actFailed   = "failed"        // the invocation was refused (the message stays), or the delete failed
+	// actDiscarded, actWouldDiscard: a retention-batch deleted with --discard-retention (with
+	// --dry-run: would be); it is never re-submitted (DECISIONS RV22-13).
+	actDiscarded    = "discarded"
+	actWouldDiscard = "would-discard"
 	// actInterrupted: the run was interrupted while it re-submitted the message; Lambda may
 	// have accepted the invocation, and the message is left in the queue.
 	actInterrupted = "interrupted"
@@ -82,17 +86,20 @@ type redriveRecord struct {
 	Type      string `json:"type"`
 	Queue     string `json:"queue"`
 	MessageID string `json:"messageId"`
-	// Kind is what the payload is: start, delivery, continuation, wake, sweep; unknown
-	// when redrive does not recognise the message.
+	// Kind is what the payload is: start, delivery, continuation, wake, sweep,
+	// retention-batch; unknown when redrive does not recognise the message.
 	Kind string `json:"kind"`
 	// Target is the ARN of the stage's function the payload is (or would be) re-submitted to,
-	// as Lambda names it; absent when there is none to name: a kept message (its reason says
-	// what the message names), a function the stage lacks, a run interrupted before it asked.
+	// as Lambda names it (for a retention-batch, the wake function it failed on); absent when
+	// there is none to name: another kept message (its reason says what the message names),
+	// a function the stage lacks, a run interrupted before it asked.
 	Target    string `json:"target,omitempty"`
 	SessionID string `json:"sessionId,omitempty"`
 	Action    string `json:"action"`
 	Reason    string `json:"reason,omitempty"` // why kept or failed
 	Cause     string `json:"cause,omitempty"`  // the original failure, as the message records it
+	// Batch is a retention-batch's stream records: shard, sequence range, stream ARN.
+	Batch *streamBatch `json:"batch,omitempty"`
 }
 
 // redriveSummary is the run's last line, and its --json record {"type": "summary", …}.
@@ -104,6 +111,8 @@ type redriveSummary struct {
 	WouldRedrive int      `json:"wouldRedrive"`
 	Kept         int      `json:"kept"`
 	Failed       int      `json:"failed"`
+	Discarded    int      `json:"discarded"`     // retention-batches deleted (--discard-retention)
+	WouldDiscard int      `json:"wouldDiscard"`  // with --dry-run: would be
 	Missing      []string `json:"missingQueues"` // queues the stage does not have
 	Interrupted  bool     `json:"interrupted"`   // the run was interrupted: what it did not reach is left in the queues
 	inFlight     int      // messages reported interrupted
@@ -112,10 +121,10 @@ type redriveSummary struct {
 func newRedriveCommand(code *int) *cobra.Command {
 	var stage, region string
 	var queues []string
-	var dryRun, jsonOut bool
+	var dryRun, jsonOut, discardRetention bool
 	var maxN int
 	cmd := &cobra.Command{
-		Use:   "redrive --stage STAGE [--queue NAME|all] [--dry-run] [--max N] [--region R]",
+		Use:   "redrive --stage STAGE [--queue NAME|all] [--dry-run] [--discard-retention] [--max N] [--region R]",
 		Short: "Re-submit a deployed stage's dead letters to their functions",
 		Long: `Re-submit the messages of a deployed stage's dead letter queues (archmax-<stage>-<queue>):
 each message's original payload is invoked asynchronously on the function it was meant for,
@@ -141,19 +150,28 @@ kind, or naming another function, is kept in its queue and reported, never delet
 one whose invocation was refused. --dry-run reads and reports and changes nothing. Messages a
 run keeps are visible in their queue again when it ends.
 
+wake-failed also holds the retention consumer's failures: Lambda's record of a DynamoDB
+stream batch the wake function gave up on (kind retention-batch). It names the stream's
+shard and sequence numbers, not the records, and is never re-submitted: it is kept and
+reported with them. Read the sessions' ids from the wake function's log lines "expired
+session not deleted" of that time, delete what is left with
+"archmax sessions --aws --delete ID", then clear those messages with --discard-retention
+(which deletes retention-batches and nothing else; they count as handled).
+
 One line per message on stdout (queue, kind, target, session id when known, action), then
 a summary; with --json one record per message {"type": "message", "queue", "messageId",
-"kind", "target", "sessionId", "action", "reason", "cause"} and {"type": "summary", …}.
+"kind", "target", "sessionId", "action", "reason", "cause", "batch"} and {"type": "summary", …}.
 The region is --region, else the AWS configuration; AWS_ENDPOINT_URL_SQS and
 AWS_ENDPOINT_URL_LAMBDA point the calls at local peers.
 
-Exit status: 0 every message re-submitted (or, with --dry-run, re-submittable), 1 a message
+Exit status: 0 every message re-submitted or discarded (or, with --dry-run, would be), 1 a message
 kept or failed, or a queue that cannot be read, 2 usage error, 130 interrupted (Ctrl-C: the
 message in flight is reported interrupted — it may have been re-submitted — and left in its
 queue, then the summary). Find the cause before you re-drive: a failure no retry fixes fails
 again.`,
 		Example: `  archmax redrive --stage dev --dry-run
-  archmax redrive --stage dev --queue turn-failed --max 10`,
+  archmax redrive --stage dev --queue turn-failed --max 10
+  archmax redrive --stage dev --queue wake-failed --discard-retention`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !stageRe.MatchString(stage) {
@@ -173,7 +191,7 @@ again.`,
 			if err != nil {
 				return err
 			}
-			r.dryRun, r.max = dryRun, maxN
+			r.dryRun, r.max, r.discardRetention = dryRun, maxN, discardRetention
 			r.emit = redrivePrinter(cmd.OutOrStdout(), jsonOut)
 			sum, err := r.run(cmd.Context(), names)
 			if err != nil {
@@ -193,6 +211,7 @@ again.`,
 	fl.StringVar(&stage, "stage", "", "the deployed stage (its queues and functions are archmax-<stage>-…)")
 	fl.StringSliceVar(&queues, "queue", []string{"all"}, "the queues to read: "+strings.Join(redriveQueues, ", ")+", or all (a comma-separated list)")
 	fl.BoolVar(&dryRun, "dry-run", false, "report what would be re-submitted; invoke nothing, delete nothing")
+	fl.BoolVar(&discardRetention, "discard-retention", false, "delete wake-failed's retention stream batches (kind retention-batch, never re-submitted) once their sessions are deleted by hand")
 	fl.IntVar(&maxN, "max", 0, "handle at most N messages over all the queues (0: all)")
 	fl.StringVar(&region, "region", "", "the AWS region (else the AWS configuration's)")
 	fl.BoolVar(&jsonOut, "json", false, "one JSON record per message, then the summary record")
@@ -231,9 +250,11 @@ type redriver struct {
 	lambda *lambda.Client
 	stage  string
 	dryRun bool
-	max    int // 0: no limit
-	emit   func(redriveRecord)
-	own    map[string]*stageFunction // the stage's functions, by key, as resolved (once each)
+	// discardRetention: delete retention-batch messages (reported and kept without it)
+	discardRetention bool
+	max              int // 0: no limit
+	emit             func(redriveRecord)
+	own              map[string]*stageFunction // the stage's functions, by key, as resolved (once each)
 }
 
 // stageFunction is one of the stage's functions as Lambda names it to these credentials:
@@ -411,6 +432,10 @@ func (r *redriver) drain(ctx context.Context, key, name, url string, handled int
 				sum.Kept++
 			case actFailed:
 				sum.Failed++
+			case actDiscarded:
+				sum.Discarded++
+			case actWouldDiscard:
+				sum.WouldDiscard++
 			case actInterrupted:
 				sum.Interrupted = true
 				sum.inFlight++
@@ -460,6 +485,9 @@ func (r *redriver) handle(ctx context.Context, key, name, url string, m sqstypes
 		}
 	}
 	rec.Target = own.arn
+	if p.batch != nil {
+		return r.handleRetention(ctx, url, m, rec, p.batch)
+	}
 	if r.dryRun {
 		rec.Action = actWould
 		return rec, true, nil
@@ -486,6 +514,33 @@ func (r *redriver) handle(ctx context.Context, key, name, url string, m sqstypes
 		return rec, false, nil
 	}
 	rec.Action = actRedriven
+	return rec, false, nil
+}
+
+// handleRetention reports a retention-batch (its records are not in the message, and the
+// stream keeps them 24 hours: nothing is re-submitted) and, with --discard-retention, deletes
+// it (DECISIONS RV22-13).
+func (r *redriver) handleRetention(ctx context.Context, url string, m sqstypes.Message, rec redriveRecord, b *streamBatch) (redriveRecord, bool, error) {
+	rec.Batch = b
+	what := fmt.Sprintf("stream batch of %d records, shard %s, sequence numbers %s to %s, stream %s", b.BatchSize, b.ShardID, b.StartSequenceNumber, b.EndSequenceNumber, b.StreamARN)
+	switch {
+	case !r.discardRetention:
+		rec.Action = actKept
+		rec.Reason = what + ": not re-submitted (the records are not in the message) — the expired sessions' remaining items are removed by re-running the delete: " +
+			"read their ids from the wake function's log lines \"expired session not deleted\" of that time, run `archmax sessions --aws --delete ID`, " +
+			"then clear this message with --discard-retention"
+		return rec, true, nil
+	case r.dryRun:
+		rec.Action, rec.Reason = actWouldDiscard, what
+		return rec, true, nil
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := r.sqs.DeleteMessage(dctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+		rec.Action, rec.Reason = actFailed, what+": the message could not be deleted: "+err.Error()
+		return rec, true, nil
+	}
+	rec.Action, rec.Reason = actDiscarded, what
 	return rec, false, nil
 }
 
@@ -535,8 +590,14 @@ func printRedriveSummary(w io.Writer, jsonOut bool, sum redriveSummary) {
 	var line string
 	if sum.DryRun {
 		line = fmt.Sprintf("dry run: %d would be re-submitted, %d kept", sum.WouldRedrive, sum.Kept)
+		if sum.WouldDiscard > 0 {
+			line += fmt.Sprintf(", %d would be discarded", sum.WouldDiscard)
+		}
 	} else {
 		line = fmt.Sprintf("%d redriven, %d kept, %d failed", sum.Redriven, sum.Kept, sum.Failed)
+		if sum.Discarded > 0 {
+			line += fmt.Sprintf(", %d discarded", sum.Discarded)
+		}
 	}
 	if sum.Interrupted {
 		line += fmt.Sprintf(", %d interrupted — the run was interrupted: what it did not reach is left in the queues", sum.inFlight)

@@ -20,6 +20,13 @@ import (
 //     "functionError"}, "responsePayload": {"errorType", "errorMessage", …}}.
 //     The target is requestContext.functionArn, which must be the queue's function of the
 //     stage (its partition, region and account; unqualified or $LATEST).
+//   - wake-failed also holds the retention consumer's failures (the DynamoDB stream's event
+//     source mapping on the wake function; DECISIONS RV22-13): Lambda's record of a stream
+//     batch it gave up on, the body {"version", "timestamp", "requestContext": {…, as above},
+//     "responseContext": {…}, "DDBStreamBatchInfo": {"shardId", "startSequenceNumber",
+//     "endSequenceNumber", "approximateArrivalOfFirstRecord", "approximateArrivalOfLastRecord",
+//     "batchSize", "streamArn"}} and no requestPayload: the records are not in it. Kind
+//     retention-batch, never re-submitted: reported, and deleted with --discard-retention.
 //   - events-dlq: an event an EventBridge rule could not hand to its target, the body the
 //     event itself ({"version", "id", "detail-type", "source", …, "detail"}) and the message
 //     attributes RULE_ARN, TARGET_ARN, ERROR_CODE, ERROR_MESSAGE. The target is TARGET_ARN,
@@ -38,6 +45,19 @@ type redrivePlan struct {
 	named                  string // the function ARN the message names ("" for a schedule without TARGET_ARN)
 	payload                []byte
 	reason                 string
+	batch                  *streamBatch // a retention-batch: the stream records Lambda gave up on (no payload)
+}
+
+// streamBatch is a stream failure record's DDBStreamBatchInfo: which records of the stream
+// the batch held.
+type streamBatch struct {
+	ShardID                         string `json:"shardId"`
+	StartSequenceNumber             string `json:"startSequenceNumber"`
+	EndSequenceNumber               string `json:"endSequenceNumber"`
+	ApproximateArrivalOfFirstRecord string `json:"approximateArrivalOfFirstRecord,omitempty"`
+	ApproximateArrivalOfLastRecord  string `json:"approximateArrivalOfLastRecord,omitempty"`
+	BatchSize                       int    `json:"batchSize"`
+	StreamARN                       string `json:"streamArn"`
 }
 
 // destinationRecord is Lambda's invocation record (the on-failure destination's body).
@@ -52,6 +72,11 @@ type destinationRecord struct {
 	} `json:"requestContext"`
 	RequestPayload  json.RawMessage `json:"requestPayload"`
 	ResponsePayload json.RawMessage `json:"responsePayload"`
+	ResponseContext *struct {
+		FunctionError string `json:"functionError"`
+	} `json:"responseContext"`
+	// DDBStreamBatchInfo is set in a stream batch's failure record (which has no requestPayload).
+	DDBStreamBatchInfo *streamBatch `json:"DDBStreamBatchInfo"`
 }
 
 // classify reads message m of the queue key. It looks at the message alone: whether the ARN
@@ -72,6 +97,10 @@ func (r *redriver) classify(key string, m sqstypes.Message) redrivePlan {
 
 func (r *redriver) classifyRecord(key, fn string, body []byte) redrivePlan {
 	var rec destinationRecord
+	if err := json.Unmarshal(body, &rec); err == nil && rec.DDBStreamBatchInfo != nil && rec.RequestContext != nil &&
+		(len(rec.RequestPayload) == 0 || string(rec.RequestPayload) == "null") {
+		return r.classifyStreamBatch(key, fn, rec)
+	}
 	if err := json.Unmarshal(body, &rec); err != nil || rec.RequestContext == nil || rec.RequestContext.FunctionARN == "" ||
 		len(rec.RequestPayload) == 0 || string(rec.RequestPayload) == "null" {
 		return redrivePlan{kind: "unknown", reason: "not a Lambda invocation record (requestContext.functionArn, requestPayload)"}
@@ -93,6 +122,29 @@ func (r *redriver) classifyRecord(key, fn string, body []byte) redrivePlan {
 	return p
 }
 
+// classifyStreamBatch reads a stream batch's failure record: a retention-batch on the stage's
+// wake function, in wake-failed only (the retention consumer is the one stream mapping).
+func (r *redriver) classifyStreamBatch(key, fn string, rec destinationRecord) redrivePlan {
+	p := redrivePlan{cause: recordCause(rec)}
+	b := rec.DDBStreamBatchInfo
+	if key != "wake-failed" {
+		p.kind, p.reason = "unknown", "a DynamoDB stream batch's failure record, which only wake-failed carries (the retention consumer's)"
+		return p
+	}
+	if b.ShardID == "" || b.StartSequenceNumber == "" || b.EndSequenceNumber == "" || b.StreamARN == "" {
+		p.kind, p.reason = "unknown", "a stream batch's failure record without its shardId, startSequenceNumber, endSequenceNumber and streamArn"
+		return p
+	}
+	arn, ok := parseLambdaARN(rec.RequestContext.FunctionARN)
+	if want := r.functionName(fn); !ok || arn.name != want {
+		p.kind = "unknown"
+		p.reason = fmt.Sprintf("the record names function %q, not the queue's %s", rec.RequestContext.FunctionARN, want)
+		return p
+	}
+	p.kind, p.fn, p.named, p.batch = "retention-batch", fn, rec.RequestContext.FunctionARN, b
+	return p
+}
+
 // recordCause is a record's failure: its condition and the function's error.
 func recordCause(rec destinationRecord) string {
 	var resp struct {
@@ -103,6 +155,8 @@ func recordCause(rec destinationRecord) string {
 	parts := []string{rec.RequestContext.Condition}
 	if resp.ErrorType != "" || resp.ErrorMessage != "" {
 		parts = append(parts, strings.TrimPrefix(resp.ErrorType+": "+resp.ErrorMessage, ": "))
+	} else if rec.ResponseContext != nil && rec.ResponseContext.FunctionError != "" {
+		parts = append(parts, "function error "+rec.ResponseContext.FunctionError)
 	}
 	return strings.Trim(strings.Join(parts, " — "), " —")
 }
