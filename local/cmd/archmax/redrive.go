@@ -148,7 +148,7 @@ continuations; decide-failed and stream-failed continuations; events-dlq starts 
 deliveries on deliver, sweeps on wake; schedules-dlq wakes. A message of any other shape or
 kind, or naming another function, is kept in its queue and reported, never deleted; so is
 one whose invocation was refused. --dry-run reads and reports and changes nothing. Messages a
-run keeps are visible in their queue again when it ends.
+run keeps are visible in their queue again once that queue is done.
 
 wake-failed also holds the retention consumer's failures: Lambda's record of a DynamoDB
 stream batch the wake function gave up on (kind retention-batch). It names the stream's
