@@ -45,6 +45,11 @@ func Load(ctx context.Context, base session.Config, env Env) (session.Config, er
 // ports of functions/handlers (httpapi, wakes, continuation) as session.Engines does.
 type Engines struct {
 	*session.Engines
+	// OnLookup, when set, is called with each workflow an engine is looked up for (Engine,
+	// and so Sweep's lookups), before the host file is read: the functions name the workflow
+	// to the invocation's metrics with it. Set it before the first call.
+	OnLookup func(ctx context.Context, workflow string)
+
 	base session.Config // without the host file
 	env  Env
 
@@ -64,6 +69,9 @@ func NewEngines(base session.Config, env Env) *Engines {
 
 // Engine returns the engine of workflow under the current host file.
 func (e *Engines) Engine(ctx context.Context, workflow string) (*session.Engine, error) {
+	if e.OnLookup != nil {
+		e.OnLookup(ctx, workflow)
+	}
 	if err := e.Refresh(ctx); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 
+	"github.com/archmax-ai/archmax/core/host"
 	"github.com/archmax-ai/archmax/core/metrics"
 	"github.com/archmax-ai/archmax/core/model/bedrock"
 	"github.com/archmax-ai/archmax/core/scheduler/eventbridge"
@@ -123,7 +124,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Assembly, error) 
 // Assembly is what a function builds once per warm container: the engine cache and the
 // Runner its writing entry points run engine calls under.
 type Assembly struct {
-	Engines *Engines
+	Engines *host.Engines
 	Runner  *continuation.Runner
 	// Access is the HTTP API's access policy (httpapi.WithPolicy).
 	Access access.Policy
